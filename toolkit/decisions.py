@@ -1,0 +1,91 @@
+"""Deciding what to do with a result: evaluate_tool_result and its six actions.
+
+The textbook's tree: success + enough -> present_directly; success + empty ->
+retry_with_broader_query; too long -> summarize_and_present; retryable
+failure -> retry; fatal failure -> report_error (with a suggestion that fits
+the error); partial -> present_partial (what arrived, and what is missing).
+Code frames the choices; the model chooses among them.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .parsing import dumps, parse_tool_result, shrink_json
+from .results import ToolResult, safe_str
+
+__all__ = ["evaluate_tool_result", "ACTIONS", "LONG_RESULT_CHARS"]
+
+ACTIONS = ("present_directly", "retry_with_broader_query", "summarize_and_present",
+           "retry", "report_error", "present_partial")
+LONG_RESULT_CHARS = 5000
+
+_SUGGESTIONS = {
+    "PERMISSION_DENIED": "请用户授权或换一个有权限的操作，不要自行猜测权限",
+    "FORBIDDEN": "请用户授权或换一个有权限的操作，不要自行猜测权限",
+    "UNAUTHORIZED": "请用户检查 API Key 等凭据配置",
+    "INVALID_ARGUMENTS": "根据错误信息修正参数后再调用",
+    "INVALID_ARGUMENTS_JSON": "重新生成合法的 JSON 参数后再调用",
+    "BAD_REQUEST": "根据错误信息修正参数后再调用",
+    "UNKNOWN_TOOL": "只调用已注册的工具",
+    "NOT_FOUND": "检查名称或路径是否正确；如实告诉用户没有找到",
+    "FILE_NOT_FOUND": "告诉用户数据文件缺失，不要编造结果",
+    "INVALID_SALES_CSV": "告诉用户数据文件有误（指出哪一行），不要编造结果",
+    "CIRCUIT_OPEN": "该工具连续失败，暂时停用；换用备用工具或稍后再试",
+    "UNKNOWN": "记录日志，交给人工处理；如实告诉用户出错了",
+}
+
+
+def _is_empty(data: Any) -> bool:
+    """Empty means no content: None, "", [], {}, "[]", "{}" (0 and False are answers)."""
+    if data is None:
+        return True
+    if isinstance(data, str):
+        return data.strip() in ("", "[]", "{}", "null")
+    if isinstance(data, (list, tuple, dict, set, frozenset)):
+        return len(data) == 0
+    return False
+
+
+def _size(data: Any) -> int:
+    if isinstance(data, str):
+        return len(data)
+    return len(dumps(shrink_json(data, LONG_RESULT_CHARS + 1)))
+
+
+def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = LONG_RESULT_CHARS) -> dict:
+    """Choose the next step for `result` of a tool called to answer `user_query`.
+
+    Returns {"action", "message", "suggestion", ...}: action is one of ACTIONS.
+    Failures are split by error_type (retryable vs fatal), a partial result is
+    presented with what is missing, and a long result comes back as valid JSON
+    summarized to about `long_chars` characters, never cut mid-token.
+    Raises TypeError when `result` is not a ToolResult.
+    """
+    if not isinstance(result, ToolResult):
+        raise TypeError(f"evaluate_tool_result expects a ToolResult, got {type(result).__name__}; "
+                        "wrap raw values with ToolResult(name, data)")
+    query = safe_str(user_query, 100)
+    if result.error_type == "partial":
+        return {"action": "present_partial", "message": "部分成功：先展示已拿到的结果",
+                "missing": result.missing or result.error,
+                "suggestion": "向用户说明缺失的部分；需要时只为缺失部分再调用一次工具",
+                "data": result.data}
+    if result.error is not None:
+        code = result.error_code or ""
+        if result.error_type == "retryable":
+            tried = f"已自动尝试 {result.attempts} 次；" if result.attempts > 1 else ""
+            return {"action": "retry", "message": f"工具调用暂时失败: {result.error}",
+                    "error_type": "retryable", "attempts": result.attempts,
+                    "suggestion": f"{tried}稍后重试、修改参数或换用备用工具；不要无限重试"}
+        return {"action": "report_error", "message": f"工具调用失败: {result.error}",
+                "error_type": result.error_type or "fatal", "error_code": code or None,
+                "suggestion": _SUGGESTIONS.get(code, "向用户解释失败原因并建议替代方案，不要编造结果")}
+    if _is_empty(result.data):
+        return {"action": "retry_with_broader_query", "message": "查询结果为空",
+                "suggestion": f"放宽条件重新查询（原问题：{query}）；仍为空就如实告诉用户没有结果"}
+    if _size(result.data) > long_chars:
+        return {"action": "summarize_and_present", "message": "结果较多，先摘要再回答",
+                "data": parse_tool_result(result.data, max_tokens=max(long_chars // 4, 1)),
+                "suggestion": "基于摘要回答；需要细节时缩小范围再查"}
+    return {"action": "present_directly", "message": "查询成功，信息足以回答", "data": result.data,
+            "suggestion": f"直接依据结果回答：{query}"}

@@ -1,0 +1,120 @@
+"""Handing a result back to the model: format_tool_message in three wire formats, and task context.
+
+The content the model reads is one JSON object:
+{"status", "result", "error", "error_type", "execution_time_ms"} (+ "missing"
+for a partial result), Chinese kept readable. With a TaskContext, a
+[TASK_CONTEXT] block comes first so the model remembers the whole task.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .parsing import dumps, shrink_json
+from .results import ToolResult, classify_error, safe_str
+
+__all__ = ["format_tool_message", "tool_content", "TaskContext", "with_task_context",
+           "split_task_context", "WireFormat"]
+
+WireFormat = Literal["openai_chat", "openai_responses", "anthropic"]
+MESSAGE_MAX_CHARS = 100_000  # a safety net; the executor budgets results long before this
+RESULT_MARKER = "当前 Tool 调用结果："
+
+
+def _as_result(tool_name: str, result: Any) -> ToolResult:
+    if isinstance(result, ToolResult):
+        return result
+    if isinstance(result, BaseException):
+        info = classify_error(result)
+        return ToolResult(tool_name, None, info.message, error_type=info.error_type, error_code=info.code)
+    return ToolResult(tool_name, result)
+
+
+def tool_content(result: ToolResult) -> str:
+    """The JSON text the model reads for one result; never raises."""
+    payload: dict[str, Any] = {
+        "status": result.status,
+        "result": result.data,
+        "error": result.error,
+        "error_type": result.error_type,
+        "execution_time_ms": round(float(result.duration_ms or 0.0), 1),
+    }
+    if result.error_code:
+        payload["error_code"] = result.error_code
+    if result.missing:
+        payload["missing"] = result.missing
+    if result.attempts > 1:
+        payload["attempts"] = result.attempts
+    try:
+        return json.dumps(payload, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return dumps(shrink_json(payload, MESSAGE_MAX_CHARS))
+
+
+def format_tool_message(tool_name: str, tool_call_id: str, result: Any,
+                        fmt: WireFormat = "openai_chat",
+                        task_context: "TaskContext | None" = None) -> dict:
+    """Wrap a tool result in the message the model API expects.
+
+    fmt="openai_chat": {"role": "tool", "tool_call_id", "content"} (Chat Completions).
+    fmt="openai_responses": {"type": "function_call_output", "call_id", "output"}.
+    fmt="anthropic": {"type": "tool_result", "tool_use_id", "content", "is_error"}
+    (a block for the next user message's content list).
+    `result` is a ToolResult; a plain value counts as success and an exception
+    as a failure. Data json cannot serialize is shown as faithful text, so this
+    never raises for any result. Raises ValueError for an unknown fmt or an
+    empty tool_call_id (the model could not match the result to its call).
+    """
+    if not tool_call_id or not isinstance(tool_call_id, str):
+        raise ValueError(f"tool_call_id must be the non-empty id from the model's tool call, got {tool_call_id!r}")
+    res = _as_result(safe_str(tool_name, 200), result)
+    content = tool_content(res)
+    if task_context is not None:
+        content = with_task_context(content, task_context)
+    if fmt == "openai_chat":
+        return {"role": "tool", "tool_call_id": tool_call_id, "content": content}
+    if fmt == "openai_responses":
+        return {"type": "function_call_output", "call_id": tool_call_id, "output": content}
+    if fmt == "anthropic":
+        return {"type": "tool_result", "tool_use_id": tool_call_id, "content": content,
+                "is_error": res.status == "error"}
+    raise ValueError(f"fmt must be 'openai_chat', 'openai_responses' or 'anthropic', got {fmt!r}")
+
+
+@dataclass
+class TaskContext:
+    """Where a multi-step task stands: the task, its steps, and how many are done."""
+
+    task: str
+    steps: list[str] = field(default_factory=list)
+    done: int = 0
+
+    def render(self) -> str:
+        total = len(self.steps)
+        finished = "；".join(self.steps[: self.done]) or "无"
+        upcoming = self.steps[self.done] if self.done < total else "所有步骤已完成，请根据结果回答用户"
+        return ("[TASK_CONTEXT]\n"
+                f"当前任务：{self.task}\n"
+                f"已完成步骤：{min(self.done, total)}/{total}\n"
+                f"已完成：{finished}\n"
+                f"下一步：{upcoming}\n"
+                "[/TASK_CONTEXT]")
+
+    def advance(self) -> "TaskContext":
+        """Mark one more step done (never past the last); returns self."""
+        self.done = min(self.done + 1, len(self.steps))
+        return self
+
+
+def with_task_context(content: str, context: TaskContext) -> str:
+    """Put the [TASK_CONTEXT] block before a tool result's content."""
+    return f"{context.render()}\n{RESULT_MARKER}\n{content}"
+
+
+def split_task_context(content: str) -> tuple[str | None, str]:
+    """Undo with_task_context: (the context block or None, the result content)."""
+    if content.startswith("[TASK_CONTEXT]") and RESULT_MARKER in content:
+        block, _, rest = content.partition(f"\n{RESULT_MARKER}\n")
+        return block, rest
+    return None, content

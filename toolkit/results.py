@@ -1,0 +1,285 @@
+"""What a tool call leaves behind: ToolResult, the three error kinds, and classify_error.
+
+Errors travel the road as values. A tool may raise any exception; `classify_error`
+turns it into an `ErrorInfo` (retryable / fatal, a model-facing message in Chinese,
+a Retry-After hint). A tool that got only part of its answer returns `PartialResult`.
+"""
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ErrorType = Literal["retryable", "fatal", "partial"]
+RETRYABLE: ErrorType = "retryable"
+FATAL: ErrorType = "fatal"
+PARTIAL: ErrorType = "partial"
+
+__all__ = [
+    "ErrorType", "RETRYABLE", "FATAL", "PARTIAL", "ToolResult", "PartialResult",
+    "ToolError", "RetryableToolError", "FatalToolError", "ErrorInfo",
+    "classify_error", "error_from_envelope", "safe_str", "redact",
+]
+
+
+@dataclass
+class ToolResult:
+    """The outcome of one tool call, success or not.
+
+    `data` is what the model will see (already budgeted by the executor);
+    `artifact` is the full, untruncated output for code beside the model.
+    `error_type` is None on success, else "retryable", "fatal" or "partial".
+    For "partial", `data` holds what arrived and `missing` says what did not.
+    """
+
+    name: str
+    data: Any
+    error: str | None = None
+    duration_ms: float = 0.0
+    error_type: ErrorType | None = None
+    attempts: int = 1
+    error_code: str | None = None
+    missing: str | None = None
+    truncated: bool = False
+    artifact: Any = None
+    call_id: str | None = None
+    started_at: float = 0.0
+    args_summary: str | None = None
+    trace: list = field(default_factory=list, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        """True only for a complete success (no error, nothing missing)."""
+        return self.error is None and self.error_type is None
+
+    @property
+    def status(self) -> str:
+        """"success", "partial" or "error": the word the model reads first."""
+        if self.ok:
+            return "success"
+        return "partial" if self.error_type == PARTIAL else "error"
+
+    @property
+    def retries(self) -> int:
+        """Attempts beyond the first."""
+        return max(self.attempts - 1, 0)
+
+
+@dataclass(frozen=True)
+class PartialResult:
+    """Return this from a tool that got part of its answer.
+
+    >>> PartialResult(data={"上海": "晴"}, missing="北京的天气接口超时")
+    """
+
+    data: Any
+    missing: str
+
+
+class ToolError(Exception):
+    """An exception a tool raises to state its own error kind and code."""
+
+    error_type: ErrorType = FATAL
+    code: str = "TOOL_ERROR"
+
+    def __init__(self, message: str, *, code: str | None = None,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        self.retry_after = retry_after
+
+
+class RetryableToolError(ToolError):
+    """A transient failure: the same call may succeed later."""
+
+    error_type = RETRYABLE
+    code = "TRANSIENT"
+
+
+class FatalToolError(ToolError):
+    """A failure that the same call will hit again: do not retry."""
+
+    error_type = FATAL
+    code = "FATAL"
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """How one failure is classified: kind, code, model-facing message, wait hint."""
+
+    error_type: ErrorType
+    code: str
+    message: str
+    retry_after: float | None = None
+
+    @property
+    def retryable(self) -> bool:
+        return self.error_type == RETRYABLE
+
+
+# --- secrets never leave -------------------------------------------------------
+
+_SECRET_PATTERNS = [
+    re.compile(r"sk-[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=]{8,}"),
+    re.compile(r"(?i)((?:api[_-]?key|token|secret|password|authorization)[\"']?\s*[:=]\s*[\"']?)[^\s\"',;}]{6,}"),
+]
+
+
+def redact(text: str) -> str:
+    """Replace anything that looks like an API key or bearer token with ***."""
+    for pattern in _SECRET_PATTERNS:
+        if pattern.groups:
+            text = pattern.sub(lambda m: m.group(1) + "***", text)
+        else:
+            text = pattern.sub("sk-***", text)
+    return text
+
+
+def safe_str(obj: Any, limit: int = 500) -> str:
+    """str(obj) that never raises, is redacted and at most `limit` characters."""
+    try:
+        text = str(obj)
+    except Exception:  # an object whose __str__ raises still gets a name
+        try:
+            text = f"<{type(obj).__name__} 对象，无法转为文字>"
+        except Exception:
+            text = "<无法转为文字的对象>"
+    text = redact(text.encode("utf-8", "replace").decode("utf-8"))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- classification ----------------------------------------------------------
+
+RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+
+_STATUS_TEXT = {
+    400: ("BAD_REQUEST", "请求参数有误，请修改参数后再调用"),
+    401: ("UNAUTHORIZED", "认证失败（密钥无效或缺失），重试无用，请告知用户检查配置"),
+    403: ("FORBIDDEN", "没有权限，重试无用，需要用户授权"),
+    404: ("NOT_FOUND", "请求的资源不存在，请检查参数"),
+    408: ("TIMEOUT", "服务端超时，可以稍后重试"),
+    409: ("CONFLICT", "请求与当前状态冲突，请检查后再决定"),
+    422: ("BAD_REQUEST", "参数未通过校验，请修改参数"),
+    429: ("RATE_LIMITED", "请求过于频繁（限流），请等待后重试"),
+    500: ("SERVER_ERROR", "服务内部错误，可以稍后重试"),
+    502: ("BAD_GATEWAY", "上游服务暂时不可用，可以稍后重试"),
+    503: ("UNAVAILABLE", "服务暂时不可用，可以稍后重试或换用备用工具"),
+    504: ("TIMEOUT", "上游服务超时，可以稍后重试"),
+}
+
+
+def _class_names(exc: BaseException) -> set[str]:
+    return {cls.__name__ for cls in type(exc).__mro__}
+
+
+def _http_status(exc: BaseException) -> int | None:
+    for holder in (exc, getattr(exc, "response", None)):
+        for attr in ("status_code", "status", "code"):
+            value = getattr(holder, attr, None) if holder is not None else None
+            if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
+                return value
+    return None
+
+
+def _headers(exc: BaseException) -> Any:
+    headers = getattr(exc, "headers", None)
+    if headers is None:
+        headers = getattr(getattr(exc, "response", None), "headers", None)
+    return headers
+
+
+def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
+    """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or HTTP date).
+
+    Returns None when absent or unreadable; never negative.
+    """
+    if not headers:
+        return None
+    try:
+        get = headers.get
+    except AttributeError:
+        return None
+    try:
+        ms = get("retry-after-ms") or get("Retry-After-Ms")
+        if ms is not None:
+            return max(float(ms) / 1000.0, 0.0)
+        value = get("retry-after") or get("Retry-After")
+        if value is None:
+            return None
+        value = str(value).strip()
+        try:
+            return max(float(value), 0.0)
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(value).timestamp()
+            return max(when - (time.time() if now is None else now), 0.0)
+    except Exception:
+        return None
+
+
+def classify_error(exc: BaseException) -> ErrorInfo:
+    """Map an exception to retryable or fatal, with a message the model can act on.
+
+    Retryable: timeouts, connection failures, HTTP 408/425/429/5xx (with the
+    server's Retry-After), and the openai SDK's APITimeoutError,
+    APIConnectionError, RateLimitError, InternalServerError.
+    Fatal: PermissionError, FileNotFoundError, bad arguments (ValueError,
+    TypeError, KeyError), HTTP 4xx such as 400/401/403/404, the SDK's
+    AuthenticationError, PermissionDeniedError, BadRequestError, and anything
+    unknown (logged for a human rather than retried blindly).
+    Never raises, whatever the exception's str() does.
+    """
+    detail = safe_str(exc, 300)
+    name = type(exc).__name__
+    where = f"{name}: {detail}" if detail else name
+
+    if isinstance(exc, ToolError):
+        return ErrorInfo(exc.error_type, exc.code, detail or name, exc.retry_after)
+
+    status = _http_status(exc)
+    if status is not None:
+        code, text = _STATUS_TEXT.get(
+            status, ("HTTP_ERROR", "服务返回错误" if status >= 500 else "请求被拒绝"))
+        retryable = status in RETRYABLE_STATUS or status >= 500
+        retry_after = parse_retry_after(_headers(exc)) if retryable else None
+        return ErrorInfo(RETRYABLE if retryable else FATAL, code,
+                         f"{text}（HTTP {status}，{where}）", retry_after)
+
+    names = _class_names(exc)
+    if isinstance(exc, TimeoutError) or "APITimeoutError" in names or "TimeoutException" in names:
+        return ErrorInfo(RETRYABLE, "TIMEOUT", f"请求超时，可以稍后重试（{where}）")
+    if isinstance(exc, ConnectionError) or names & {"APIConnectionError", "ConnectError", "NetworkError"}:
+        return ErrorInfo(RETRYABLE, "CONNECTION", f"网络连接失败，可以稍后重试（{where}）")
+    if isinstance(exc, PermissionError):
+        return ErrorInfo(FATAL, "PERMISSION_DENIED", f"权限不足，重试无用，需要用户授权（{where}）")
+    if isinstance(exc, FileNotFoundError):
+        return ErrorInfo(FATAL, "NOT_FOUND", f"找不到文件或资源，请检查参数（{where}）")
+    if isinstance(exc, (ValueError, TypeError, KeyError)):
+        return ErrorInfo(FATAL, "INVALID_ARGUMENTS", f"参数错误，请修正参数后再调用（{where}）")
+    return ErrorInfo(FATAL, "UNKNOWN", f"未知错误，已记录，需要人工查看（{where}）")
+
+
+def error_from_envelope(value: Any) -> ErrorInfo | None:
+    """Recognise a tool that reports failure in its return value.
+
+    Seed 003's tools return {"status": "error", "error": {"code", "message"}}.
+    Such a value is a fatal error (the tool ran and decided) unless it says
+    "retryable": true. {"error": None} is NOT an error (seed 000's parser got
+    this wrong). Returns None for anything that is not an error envelope.
+    """
+    if not isinstance(value, dict):
+        return None
+    error = value.get("error")
+    status = value.get("status")
+    if error in (None, "", {}, []) or status in ("ok", "success"):
+        return None
+    if isinstance(error, dict):
+        code = safe_str(error.get("code") or "TOOL_ERROR", 80)
+        message = safe_str(error.get("message") or error.get("detail") or code, 500)
+    else:
+        code, message = "TOOL_ERROR", safe_str(error, 500)
+    kind = RETRYABLE if value.get("retryable") is True else FATAL
+    return ErrorInfo(kind, code, message)

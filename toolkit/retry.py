@@ -1,0 +1,334 @@
+"""Retrying a tool call: the backoff policy as a value, and call_tool_with_retry.
+
+The policy is data (`Backoff`, `RetryPolicy`) a student can print, preview and
+plot; the loop in `call_tool_with_retry` only combines the parts. Only
+retryable errors are retried; fatal ones return at once. Every attempt and
+wait is recorded in the returned `RetryOutcome` for charts and logs. Waits go
+through the current clock (toolkit.clock), so a simulated clock makes the
+whole thing instant and repeatable.
+"""
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+import random
+from dataclasses import dataclass, field, replace
+from typing import Any, Awaitable, Callable, Literal
+
+from .clock import Clock, get_clock
+from .results import ErrorInfo, PartialResult, classify_error, error_from_envelope
+
+__all__ = [
+    "Backoff", "RetryPolicy", "RetryBudget", "Attempt", "RetryOutcome", "call_tool_with_retry",
+]
+
+Jitter = Literal["none", "full", "equal", "decorrelated"]
+
+_FORMULAS = {
+    "none": "min(cap, base·factor^n)",
+    "full": "uniform(0, min(cap, base·factor^n))",
+    "equal": "t/2 + uniform(0, t/2), t = min(cap, base·factor^n)",
+    "decorrelated": "min(cap, uniform(base, 3·previous))",
+}
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff with a cap and one of the four jitter formulas.
+
+    The formulas are those of AWS's "Exponential Backoff and Jitter":
+    none, full, equal and decorrelated. `n` counts retries from 0.
+    """
+
+    base: float = 1.0
+    factor: float = 2.0
+    cap: float = 30.0
+    jitter: Jitter = "full"
+
+    def __post_init__(self) -> None:
+        if self.jitter not in _FORMULAS:
+            raise ValueError(f"jitter must be one of {sorted(_FORMULAS)}, got {self.jitter!r}")
+        if not (self.base >= 0 and self.factor >= 1 and self.cap >= 0):
+            raise ValueError(f"need base >= 0, factor >= 1, cap >= 0; got {self!r}")
+
+    def ceiling(self, n: int) -> float:
+        """The largest wait before retry `n` (0-based), before jitter."""
+        exp = min(n, 1000)
+        return min(self.cap, self.base * self.factor ** exp)
+
+    def wait(self, n: int, previous: float | None, rng: random.Random) -> float:
+        """The wait before retry `n`, drawn from `rng`."""
+        t = self.ceiling(n)
+        if self.jitter == "none":
+            return t
+        if self.jitter == "full":
+            return rng.uniform(0, t)
+        if self.jitter == "equal":
+            return t / 2 + rng.uniform(0, t / 2)
+        prev = self.base if previous is None else previous
+        return min(self.cap, rng.uniform(self.base, max(prev * 3, self.base)))
+
+    def schedule(self, retries: int, seed: int | None = 0) -> list[float]:
+        """The waits this policy would take for `retries` retries with `seed`."""
+        rng, waits, prev = random.Random(seed), [], None
+        for n in range(retries):
+            prev = self.wait(n, prev, rng)
+            waits.append(prev)
+        return waits
+
+    def worst_case(self, retries: int) -> float:
+        """The longest total wait any seed can give for `retries` retries."""
+        if self.jitter == "decorrelated":
+            total, prev = 0.0, self.base
+            for _ in range(retries):
+                prev = min(self.cap, max(prev * 3, self.base))
+                total += prev
+            return total
+        return sum(self.ceiling(n) for n in range(retries))
+
+    def __str__(self) -> str:
+        return (f"Backoff[{self.jitter} jitter] wait = {_FORMULAS[self.jitter]} "
+                f"(base={self.base:g}s, factor={self.factor:g}, cap={self.cap:g}s)")
+
+
+@dataclass
+class RetryBudget:
+    """A run-wide token bucket for retries, like the AWS SDKs' standard retry mode.
+
+    A retry costs `retry_cost` tokens (a timeout costs `timeout_cost`); a
+    successful call refunds `success_refund`. When the bucket is empty, errors
+    are returned instead of retried, so one failing dependency cannot turn one
+    question into hundreds of calls. Share one instance between tools.
+    """
+
+    capacity: int = 500
+    retry_cost: int = 5
+    timeout_cost: int = 10
+    success_refund: int = 1
+    tokens: int = -1
+    denied: int = 0
+
+    def __post_init__(self) -> None:
+        if self.tokens < 0:
+            self.tokens = self.capacity
+
+    def try_spend(self, info: ErrorInfo) -> bool:
+        """Take the cost of retrying after `info`; False (and nothing taken) if it is not there."""
+        cost = self.timeout_cost if info.code == "TIMEOUT" else self.retry_cost
+        if self.tokens < cost:
+            self.denied += 1
+            return False
+        self.tokens -= cost
+        return True
+
+    def refund(self) -> None:
+        self.tokens = min(self.capacity, self.tokens + self.success_refund)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Everything that decides whether and when to try again, as one printable value.
+
+    max_retries: retries after the first attempt (3 -> at most 4 attempts).
+    attempt_timeout: seconds one attempt may take (None: no limit).
+    deadline: seconds for the whole call, waits included (None: no limit).
+    idempotent: False for tools that write: a timeout or dropped connection
+      is then not retried, since the write may already have happened.
+    """
+
+    max_retries: int = 3
+    backoff: Backoff = field(default_factory=Backoff)
+    attempt_timeout: float | None = None
+    deadline: float | None = None
+    respect_retry_after: bool = True
+    max_retry_after: float = 60.0
+    idempotent: bool = True
+    classify: Callable[[BaseException], ErrorInfo] = classify_error
+    budget: RetryBudget | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_retries, int) or isinstance(self.max_retries, bool) or self.max_retries < 0:
+            raise ValueError(f"max_retries must be an int >= 0, got {self.max_retries!r}")
+        for name in ("attempt_timeout", "deadline"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, (int, float)) and value > 0):
+                raise ValueError(f"{name} must be a positive number of seconds or None, got {value!r}")
+
+    def should_retry(self, info: ErrorInfo) -> bool:
+        """Retry only what can succeed next time and cannot do harm twice."""
+        if not info.retryable:
+            return False
+        if not self.idempotent and info.code not in ("RATE_LIMITED", "UNAVAILABLE"):
+            return False
+        return True
+
+    def fits(self, deadline: float | None = None) -> bool:
+        """Whether every retry fits in `deadline` (default: this policy's) in the worst case."""
+        deadline = self.deadline if deadline is None else deadline
+        return deadline is None or self.worst_case() <= deadline
+
+    def worst_case(self) -> float:
+        """Longest possible total time: all attempts timing out plus the longest waits."""
+        per_attempt = self.attempt_timeout or 0.0
+        return (self.max_retries + 1) * per_attempt + self.backoff.worst_case(self.max_retries)
+
+    def with_(self, **changes: Any) -> "RetryPolicy":
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One try: when it ran (clock seconds), how it ended, and the wait that followed."""
+
+    number: int
+    start: float
+    end: float
+    outcome: str              # "ok", "partial", "error", "timeout"
+    error_type: str | None = None
+    code: str | None = None
+    message: str | None = None
+    wait_after: float = 0.0
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+
+class RetryOutcome(tuple):
+    """`(result, error)` as in the textbook, plus the record of what happened.
+
+    Unpacks as a pair; also has `.attempts` (list of Attempt), `.info`
+    (ErrorInfo or None), `.gave_up` (why it stopped early, or None),
+    `.elapsed` (clock seconds) and `.waits`.
+    """
+
+    def __new__(cls, result: Any, error: str | None, *, attempts: list[Attempt],
+                info: ErrorInfo | None, gave_up: str | None, elapsed: float) -> "RetryOutcome":
+        self = super().__new__(cls, (result, error))
+        self.attempts, self.info, self.gave_up, self.elapsed = attempts, info, gave_up, elapsed
+        return self
+
+    result = property(lambda self: self[0])
+    error = property(lambda self: self[1])
+
+    @property
+    def waits(self) -> list[float]:
+        return [a.wait_after for a in self.attempts if a.wait_after > 0]
+
+
+async def _call_once(tool_fn: Callable, args: tuple, kwargs: dict, timeout: float | None, clock: Clock) -> Any:
+    """Run one attempt; sync tools run inline, async ones are raced against `timeout`."""
+    value = tool_fn(*args, **kwargs)
+    if not inspect.isawaitable(value):
+        return value
+    if timeout is None:
+        return await value
+    task = asyncio.ensure_future(value)
+    timer = asyncio.ensure_future(clock.sleep(timeout))
+    try:
+        await asyncio.wait({task, timer}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        timer.cancel()
+        if not task.done():
+            task.cancel()
+    if task.cancelled():
+        raise TimeoutError(f"单次调用超过 {timeout:g} 秒未返回，已取消")
+    return task.result()
+
+
+_GIVE_UP_TEXT = {
+    "max_retries": "已重试 {r} 次仍未成功",
+    "deadline": "剩余时间不足以再试一次（总时限 {d:g} 秒）",
+    "budget": "本次运行的重试额度已用完，不再重试",
+    "not_idempotent": "这是写操作，超时后可能已经生效，未自动重试",
+}
+
+
+async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], *args: Any,
+                               max_retries: int = 3, policy: RetryPolicy | None = None,
+                               clock: Clock | None = None,
+                               on_attempt: Callable[[Attempt], None] | None = None,
+                               **kwargs: Any) -> RetryOutcome:
+    """Call `tool_fn(*args, **kwargs)`, retrying transient failures with backoff.
+
+    Returns `(result, error)`: on success error is None; on failure result is
+    None (or the tool's own error envelope) and error is a Chinese message that
+    says what failed and how many attempts were made. Sync and async tools
+    both work. Fatal errors (permission, bad arguments, 4xx) are returned
+    after one attempt; retryable ones (timeouts, connection errors, 429, 5xx)
+    are retried up to `max_retries` times with the policy's backoff, at least
+    as long as the server's Retry-After, within the policy's deadline and
+    retry budget. KeyboardInterrupt, SystemExit and cancellation propagate.
+    Raises ValueError for a negative max_retries or when both max_retries and
+    policy are given.
+    """
+    if policy is None:
+        policy = RetryPolicy(max_retries=max_retries)
+    elif max_retries != 3:
+        raise ValueError("give max_retries inside the policy (RetryPolicy(max_retries=...)), not both")
+    clock = clock or get_clock()
+    start = clock.now()
+    attempts: list[Attempt] = []
+    previous_wait: float | None = None
+    n = 0
+    while True:
+        n += 1
+        t0 = clock.now()
+        timeout = policy.attempt_timeout
+        if policy.deadline is not None:
+            remaining = policy.deadline - (t0 - start)
+            timeout = remaining if timeout is None else min(timeout, remaining)
+        try:
+            value = await _call_once(tool_fn, args, kwargs, timeout, clock)
+        except Exception as exc:  # BaseException (cancel, Ctrl-C, exit) is never caught
+            info = policy.classify(exc)
+            value = None
+        else:
+            info = error_from_envelope(value)
+            if info is None:
+                outcome = "partial" if isinstance(value, PartialResult) else "ok"
+                attempt = Attempt(n, t0, clock.now(), outcome)
+                attempts.append(attempt)
+                if on_attempt:
+                    on_attempt(attempt)
+                if policy.budget is not None:
+                    policy.budget.refund()
+                return RetryOutcome(value, None, attempts=attempts, info=None, gave_up=None,
+                                    elapsed=clock.now() - start)
+        t1 = clock.now()
+        gave_up, wait = _decide(policy, info, n, previous_wait, clock, start, t1)
+        attempt = Attempt(n, t0, t1, "timeout" if info.code == "TIMEOUT" else "error",
+                          info.error_type, info.code, info.message, wait or 0.0)
+        attempts.append(attempt)
+        if on_attempt:
+            on_attempt(attempt)
+        if gave_up is not None or wait is None:
+            message = info.message
+            if n > 1 or gave_up not in (None, "fatal"):
+                why = _GIVE_UP_TEXT.get(gave_up or "", "").format(r=n - 1, d=policy.deadline or 0)
+                message = f"{message}；共尝试 {n} 次" + (f"，{why}" if why else "")
+            return RetryOutcome(value, message, attempts=attempts, info=info, gave_up=gave_up,
+                                elapsed=clock.now() - start)
+        previous_wait = wait
+        await clock.sleep(wait)
+
+
+def _decide(policy: RetryPolicy, info: ErrorInfo, n: int, previous: float | None,
+            clock: Clock, start: float, now: float) -> tuple[str | None, float | None]:
+    """(why we stop, or None; the wait before the next attempt, or None)."""
+    if not info.retryable:
+        return "fatal", None
+    if not policy.should_retry(info):
+        return "not_idempotent", None
+    if n > policy.max_retries:
+        return "max_retries", None
+    wait = policy.backoff.wait(n - 1, previous, clock.random)
+    if policy.respect_retry_after and info.retry_after is not None:
+        wait = max(wait, min(info.retry_after, policy.max_retry_after))
+    if policy.deadline is not None and (now - start) + wait >= policy.deadline:
+        return "deadline", None
+    if policy.budget is not None and not policy.budget.try_spend(info):
+        return "budget", None
+    return None, (wait if math.isfinite(wait) else policy.backoff.cap)
