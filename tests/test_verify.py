@@ -1,0 +1,248 @@
+"""check_answer: seed 003's 回答验收 — numbers must come from the tool, the key facts must be there,
+a failure must be admitted without invented figures."""
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolkit import SimulatedClock, TaskContext, ToolExecutor, ToolResult, format_tool_message, use_clock
+from toolkit.tools import DATA_DIR_ENV, analyze_sales_csv, default_registry, get_weather, search_flights
+from toolkit.verify import AnswerCheck, check_answer, numbers_in_text, numbers_in_value
+
+ROOT = Path(__file__).resolve().parent.parent
+GOOD = "销售额最高的类别是显示器，销售额 4495；总销售额为 9692。其次是键盘 2985，鼠标 2212。"
+
+
+@pytest.fixture(autouse=True)
+def lesson_data(monkeypatch):
+    monkeypatch.delenv(DATA_DIR_ENV, raising=False)
+
+
+@pytest.fixture
+def sales() -> dict:
+    result = analyze_sales_csv()
+    assert result["data"]["total_sales"] == 9692
+    return result
+
+
+@pytest.fixture
+def missing(tmp_path, monkeypatch) -> dict:
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    return analyze_sales_csv()
+
+
+@pytest.fixture
+def bad_line(tmp_path, monkeypatch) -> dict:
+    shutil.copy(ROOT / "data" / "faults" / "sales" / "quantity_abc.csv", tmp_path / "sales.csv")
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    return analyze_sales_csv()
+
+
+# --- a good answer passes --------------------------------------------------------------
+
+def test_the_seeds_expected_answer_passes(sales):
+    check = check_answer(GOOD, sales)
+    assert isinstance(check, AnswerCheck)
+    assert check.ok and check.mismatches == [] and not check.tool_failed
+    assert check.numbers_in_answer == [4495, 9692, 2985, 2212]
+    assert check.report().startswith("✅")
+
+
+@pytest.mark.parametrize("answer", [
+    "显示器最高（４４９５），总销售额 ９６９２。",
+    "显示器销售额最高，为 4,495；总销售额 9,692。",
+    "总销售额是9692.00，显示器第一。",
+    "总共 5 行数据：显示器销售额最高（4495），合计 9692。",
+    "各类别销售额：\n1. 显示器 4495\n2. 键盘 2985\n3. 鼠标 2212\n总计 9692，最高的是显示器。",
+])
+def test_separators_full_width_digits_and_list_markers_are_understood(answer, sales):
+    check = check_answer(answer, sales)
+    assert check.ok, check.mismatches
+
+
+# --- what it must catch -----------------------------------------------------------------
+
+def test_wrong_total_is_caught(sales):
+    check = check_answer("销售额最高的是显示器（4495），总销售额为 9792。", sales)
+    assert not check.ok
+    assert check.unsupported_numbers == [9792]
+    assert any("9692" in m for m in check.mismatches)
+
+
+def test_total_written_as_another_tool_number_is_caught(sales):
+    check = check_answer("显示器最高，总销售额 4495。", sales)
+    assert not check.ok and check.unsupported_numbers == []
+    assert any("总销售额写成了 4495" in m for m in check.mismatches)
+
+
+def test_wrong_top_category_is_caught_even_when_the_right_one_is_mentioned(sales):
+    check = check_answer("销售额最高的是键盘。显示器 4495，总销售额 9692。", sales)
+    assert not check.ok
+    assert check.mismatches == ["回答说销售额最高的是「键盘」，工具结果是「显示器」"]
+
+
+def test_missing_top_category_is_caught(sales):
+    check = check_answer("总销售额为 9692。", sales)
+    assert not check.ok and any("显示器" in m for m in check.mismatches)
+
+
+def test_invented_number_is_caught(sales):
+    check = check_answer(GOOD + "平均每行销售额约 1938。", sales)
+    assert not check.ok and check.unsupported_numbers == [1938]
+    assert any("1938" in m and "不在工具结果中" in m for m in check.mismatches)
+
+
+def test_derived_percentage_counts_as_not_from_the_tool(sales):
+    """Documented rule: shares the tool did not compute are flagged, even when arithmetically right."""
+    assert check_answer(GOOD + "显示器占 46.4%。", sales).unsupported_numbers == [46.4]
+
+
+def test_numbers_from_the_question_may_be_repeated(sales):
+    answer = GOOD + "前 3 名如上。"
+    assert not check_answer(answer, sales).ok
+    assert check_answer(answer, sales, question="列出前 3 名类别的销售额").ok
+
+
+# --- failures -------------------------------------------------------------------------------
+
+def test_failure_answer_with_numbers_is_caught(missing):
+    check = check_answer("无法读取数据文件，估计总销售额约 9692，显示器最高。", missing)
+    assert not check.ok and check.tool_failed
+    assert check.unsupported_numbers == [9692]
+    assert any("工具失败了" in m and "9692" in m for m in check.mismatches)
+
+
+def test_failure_not_admitted_is_caught(missing):
+    check = check_answer("显示器的销售额最高。", missing)
+    assert not check.ok
+    assert any("FILE_NOT_FOUND" in m and "没有说明失败" in m for m in check.mismatches)
+
+
+def test_honest_failure_answer_passes(missing):
+    check = check_answer("抱歉，找不到销售数据文件 sales.csv，无法完成统计。", missing)
+    assert check.ok, check.mismatches
+
+
+def test_failure_answer_may_cite_the_bad_line(bad_line):
+    assert bad_line["error"]["line"] == 4
+    assert check_answer("数据有误：第 4 行的 quantity 是 abc，无法计算。", bad_line).ok
+    assert not check_answer("数据有误：第 5 行的 quantity 是 abc，无法计算。", bad_line).ok
+
+
+# --- other shapes of tool results --------------------------------------------------------------
+
+def _execute(call: dict) -> ToolResult:
+    async def go():
+        return await ToolExecutor().run_tool_call(call, default_registry())
+    with use_clock(SimulatedClock(seed=0)):
+        return asyncio.run(go())
+
+
+def test_executor_results_are_checked_like_raw_envelopes():
+    ok = _execute({"id": "1", "function": {"name": "analyze_sales_csv", "arguments": "{}"}})
+    refused = _execute({"id": "2", "function": {"name": "analyze_sales_csv", "arguments": '{"path": "../x.csv"}'}})
+    assert check_answer(GOOD, ok).ok
+    assert not check_answer(GOOD.replace("9692", "9700"), ok).ok
+    assert check_answer("路径不允许，无法读取。", refused).ok
+    assert check_answer(GOOD, refused).tool_failed and not check_answer(GOOD, refused).ok
+
+
+def test_tool_message_content_and_task_context_are_understood(sales, missing):
+    content = format_tool_message("analyze_sales_csv", "c1", ToolResult("analyze_sales_csv", sales))["content"]
+    assert check_answer(GOOD, content).ok
+    context = TaskContext(task="销售分析", steps=["读 CSV", "回答"], done=1)
+    failed = format_tool_message("analyze_sales_csv", "c2", missing, task_context=context)["content"]
+    assert failed.startswith("[TASK_CONTEXT]")
+    assert check_answer(GOOD, failed).tool_failed and not check_answer(GOOD, failed).ok
+    assert check_answer("找不到数据文件，无法统计。", failed).ok
+    assert check_answer(GOOD, json.dumps(sales, ensure_ascii=False)).ok
+
+
+def test_weather_answer_generic_numbers():
+    weather = get_weather("上海")
+    data = weather["data"]
+    right = f"上海今天{data['condition']}，最高 {data['temp_c']} 度，湿度 {data['humidity_pct']}%。"
+    assert check_answer(right, weather).ok
+    wrong = check_answer(f"上海今天{data['condition']}，最高 {data['temp_c'] + 3} 度。", weather)
+    assert not wrong.ok and wrong.unsupported_numbers == [data["temp_c"] + 3]
+
+
+def test_required_fields_can_be_chosen_for_other_tools():
+    weather = get_weather("上海")
+    assert not check_answer("上海今天天气不错。", weather, required={"temp_c": "气温"}).ok
+    assert check_answer(f"上海今天 {weather['data']['temp_c']} 度。", weather, required={"temp_c": "气温"}).ok
+
+
+def test_two_step_answer_with_one_failed_tool_must_admit_the_failure():
+    weather, flights = get_weather("上海"), search_flights("北京", "火星")
+    temp = weather["data"]["temp_c"]
+    assert not check_answer(f"上海 {temp} 度，航班有 LAB101。", weather, flights).ok
+    assert check_answer(f"上海 {temp} 度；航班查询失败：没有火星的数据。", weather, flights).ok
+
+
+def test_two_step_answer_with_both_tools_ok():
+    weather, flights = get_weather("上海"), search_flights("北京", "上海")
+    first = flights["data"]["flights"][0]
+    answer = (f"上海{weather['data']['condition']}，{weather['data']['temp_c']} 度。"
+              f"北京飞上海最早是 {first['flight_no']}，{first['depart']} 起飞，票价 {first['price']} 元。")
+    assert check_answer(answer, weather, flights).ok
+    assert not check_answer(answer + "另有 LAB999 航班。", weather, flights).ok
+
+
+def test_rounded_decimals_match_and_negatives_need_their_sign():
+    result = {"share_pct": 46.38, "low_c": -3}
+    assert check_answer("占 46.4%，最低零下 3 度", result).ok
+    assert not check_answer("占 46.5%", result).ok
+    assert not check_answer("最低 -4 度", result).ok
+    assert check_answer("涨了 3 度", {"delta": 3}).ok
+    assert check_answer("变化 -3", {"delta": 3}).unsupported_numbers == [-3]
+
+
+def test_bad_arguments_raise_value_error(sales):
+    with pytest.raises(ValueError, match="str"):
+        check_answer(None, sales)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="None"):
+        check_answer("答案", None)
+
+
+# --- properties -----------------------------------------------------------------------------------
+
+def _format(number: int, style: int) -> str:
+    if style == 1:
+        return f"{number:,}"
+    if style == 2:
+        return str(number).translate(str.maketrans("0123456789", "０１２３４５６７８９"))
+    return str(number)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.dictionaries(st.text(alphabet="abc", min_size=1, max_size=3), st.integers(0, 10**9),
+                            min_size=1, max_size=6),
+       picks=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 2)), min_size=1, max_size=6))
+def test_an_answer_quoting_only_tool_numbers_has_no_unsupported_numbers(data, picks):
+    values = list(data.values())
+    quoted = [_format(values[i % len(values)], style) for i, style in picks]
+    answer = "结果：" + "，".join(quoted)
+    assert check_answer(answer, data).unsupported_numbers == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.lists(st.integers(0, 10**6), min_size=1, max_size=8), extra=st.integers(0, 10**7))
+def test_a_number_absent_from_the_tool_is_always_flagged(data, extra):
+    result = {"values": data}
+    if extra in numbers_in_value(result):
+        return
+    check = check_answer(f"结果是 {extra}。", result)
+    assert not check.ok and check.unsupported_numbers == [extra]
+
+
+def test_numbers_in_text_reads_separators_and_full_width():
+    assert numbers_in_text("9,692 与 ９６９２，899,199,79 和 2985，2212") == [
+        Decimal(9692), Decimal(9692), Decimal(899199), Decimal(79), Decimal(2985), Decimal(2212)]

@@ -1,0 +1,78 @@
+"""The course's example tools and the registry that offers them to a model.
+
+analyze_sales_csv (seed 003), get_weather and search_flights (seed 004's
+two-step task) all read offline teaching data from data/input/ (or
+$TOOLKIT_DATA_DIR) and return {status, data, source, error}.
+`default_registry()` gives a fresh ToolRegistry with Chinese descriptions and
+explicit JSON schemas; the city enums come from the data files.
+"""
+from __future__ import annotations
+
+import copy
+
+from ..executor import ToolRegistry
+from ._files import DATA_DIR_ENV, data_dir
+from .sales import analyze_sales_csv
+from .travel import flight_cities, get_weather, search_flights, weather_cities
+
+__all__ = ["analyze_sales_csv", "get_weather", "search_flights", "default_registry", "data_dir",
+           "DATA_DIR_ENV", "SALES_TOOL_SCHEMA", "weather_schema", "flights_schema"]
+
+SALES_TOOL_SCHEMA: dict = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "minLength": 1, "maxLength": 255, "default": "sales.csv",
+                 "description": "data/input/ 目录里的 CSV 文件名，默认 sales.csv；不能用绝对路径或 .."},
+    },
+    "required": [],
+    "additionalProperties": False,
+}
+
+SALES_DESCRIPTION = ("读取 data/input/ 里的教学销售 CSV（列：category、quantity、unit_price），"
+                     "由程序计算总销售额、各类别销售额排名和销售额最高的类别。"
+                     "需要准确的销售统计时必须调用，不要自己估算。")
+WEATHER_DESCRIPTION = "查询某个城市今天的天气（教学用虚构数据）：天气状况、最高/最低气温、湿度、风力、空气质量。"
+FLIGHTS_DESCRIPTION = ("查询两个城市之间的航班（教学用虚构数据），按起飞时间排序，含航班号、起降时间、票价和余票。"
+                       "可选日期 YYYY-MM-DD，只保留当天执飞的航班。")
+
+
+def _city(description: str, names: list[str]) -> dict:
+    schema: dict = {"type": "string", "description": description}
+    if names:  # without readable data files, any string is allowed and the tool says what it knows
+        schema["enum"] = names
+    return schema
+
+
+def weather_schema() -> dict:
+    """get_weather's parameters; the city enum lists the cities in weather.json."""
+    return {"type": "object",
+            "properties": {"city": _city("城市中文名，例如 上海", weather_cities())},
+            "required": ["city"], "additionalProperties": False}
+
+
+def flights_schema() -> dict:
+    """search_flights' parameters; origin/destination enums list the cities in flights.json."""
+    cities = flight_cities()
+    return {"type": "object",
+            "properties": {
+                "origin": _city("出发城市中文名，例如 北京", cities),
+                "destination": _city("到达城市中文名，例如 上海", cities),
+                "date": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+                         "description": "出发日期 YYYY-MM-DD，可省略（省略则列出整张时刻表）"},
+            },
+            "required": ["origin", "destination"], "additionalProperties": False}
+
+
+def default_registry() -> ToolRegistry:
+    """A new ToolRegistry with the three example tools (a new one on every call).
+
+    analyze_sales_csv is a "read" tool (it reads a file), the travel tools are
+    "query" tools; none of them writes. Schemas are read from the data files
+    now, so a registry made after TOOLKIT_DATA_DIR changes sees the new cities.
+    """
+    registry = ToolRegistry()
+    registry.register(analyze_sales_csv, description=SALES_DESCRIPTION, parameters=copy.deepcopy(SALES_TOOL_SCHEMA),
+                      kind="read")
+    registry.register(get_weather, description=WEATHER_DESCRIPTION, parameters=weather_schema(), kind="query")
+    registry.register(search_flights, description=FLIGHTS_DESCRIPTION, parameters=flights_schema(), kind="query")
+    return registry

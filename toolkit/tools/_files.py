@@ -1,0 +1,102 @@
+"""Where the example tools may read: the data directory and the path check that keeps them in it.
+
+Every example tool reads only from one directory, `<project root>/data/input/`
+(the project root is found from the package's own location). Setting the
+environment variable TOOLKIT_DATA_DIR replaces that directory, so tests and
+notebooks can point the tools at a temporary copy. A path a model asks for is
+relative to that directory; "..", absolute paths and symlinks that lead out of
+it are refused with a value the caller can hand back to the model, never an
+exception.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
+
+import toolkit
+
+__all__ = ["DATA_DIR_ENV", "LOGICAL_PREFIX", "data_dir", "resolve_input", "envelope", "error_envelope",
+           "load_json_data"]
+
+DATA_DIR_ENV = "TOOLKIT_DATA_DIR"
+LOGICAL_PREFIX = "data/input"  # how paths are shown to the model, whatever the real directory is
+MAX_PATH_CHARS = 255
+
+
+def data_dir() -> Path:
+    """The directory the tools read from: $TOOLKIT_DATA_DIR if set, else <root>/data/input."""
+    override = os.environ.get(DATA_DIR_ENV, "").strip()
+    if override:
+        return Path(override).expanduser()
+    return Path(toolkit.__file__).resolve().parent.parent / "data" / "input"
+
+
+def envelope(data: Any, source: list[str]) -> dict:
+    """The success shape every example tool returns (seed 003)."""
+    return {"status": "ok", "data": data, "source": source, "error": None}
+
+
+def error_envelope(code: str, message: str, source: list[str] | None = None, **extra: Any) -> dict:
+    """The failure shape: {"status": "error", "data": None, "source", "error": {"code", "message", ...}}."""
+    return {"status": "error", "data": None, "source": source or [],
+            "error": {"code": code, "message": message, **extra}}
+
+
+def _refuse(path: object, why: str) -> dict:
+    shown = repr(path) if not isinstance(path, str) else f"“{path[:80]}”"
+    return error_envelope("PATH_NOT_ALLOWED",
+                          f"拒绝读取路径 {shown}：{why}。只能读取 {LOGICAL_PREFIX}/ 目录里的文件，"
+                          "请只传文件名（例如 sales.csv）。")
+
+
+def resolve_input(path: object) -> tuple[Path, str] | dict:
+    """Check a requested path: (real path, logical path like "data/input/sales.csv") or a refusal envelope.
+
+    Accepted: a relative path inside the data directory, with "/" or "\\" as
+    separator; a leading "data/input/" is dropped (the model often repeats
+    it). Refused (code PATH_NOT_ALLOWED): anything not a non-empty str, NUL
+    characters, absolute or drive paths, any ".." part, and paths that
+    resolve (through symlinks) outside the data directory. Whether the file
+    exists is not checked here.
+    """
+    if not isinstance(path, str):
+        return _refuse(path, f"路径必须是字符串，收到的是 {type(path).__name__}")
+    if not path.strip():
+        return _refuse(path, "路径为空")
+    if len(path) > MAX_PATH_CHARS or "\x00" in path:
+        return _refuse(path, "路径过长或含有非法字符")
+    text = path.strip().replace("\\", "/")
+    if PurePosixPath(text).is_absolute() or PureWindowsPath(path.strip()).anchor:
+        return _refuse(path, "不允许绝对路径")
+    parts = [p for p in PurePosixPath(text).parts if p != "."]
+    if ".." in parts:
+        return _refuse(path, "不允许用 “..” 跳出数据目录")
+    if parts[:2] == ["data", "input"]:
+        parts = parts[2:]
+    if not parts:
+        return _refuse(path, "没有给出文件名")
+    base = data_dir().resolve()
+    target = base.joinpath(*parts).resolve()
+    if not target.is_relative_to(base):
+        return _refuse(path, "它（经过符号链接）指向数据目录之外")
+    return target, "/".join([LOGICAL_PREFIX, *parts])
+
+
+def load_json_data(name: str) -> tuple[Any, str] | dict:
+    """Read one of the tools' own JSON data files: (value, logical path) or an error envelope.
+
+    Missing file -> FILE_NOT_FOUND; unreadable or not JSON -> INVALID_DATA_FILE.
+    """
+    where = resolve_input(name)
+    if isinstance(where, dict):
+        return where
+    real, logical = where
+    if not real.is_file():
+        return error_envelope("FILE_NOT_FOUND", f"找不到教学数据文件 {logical}", [logical])
+    try:
+        return json.loads(real.read_text(encoding="utf-8")), logical
+    except (OSError, UnicodeError, ValueError, RecursionError) as exc:
+        return error_envelope("INVALID_DATA_FILE", f"教学数据文件 {logical} 无法读取或不是合法 JSON：{type(exc).__name__}",
+                              [logical])

@@ -1,0 +1,159 @@
+"""The sales-CSV tool of seed 003: analyze_sales_csv, with the seed's bugs fixed.
+
+It reads a teaching CSV (columns category, quantity, unit_price) from the
+data directory, computes quantity x unit_price per row, and returns totals per
+category in the seed's envelope {status, data, source, error}. Fixed against
+the seed: error lines are the real CSV lines (a quoted field may span lines),
+numbers must be plain ASCII digits (int() would take "1_000", "+5", "１２"),
+a row with more fields than the header is refused (an unquoted "1,099" would
+otherwise be read as 1), a file that is not UTF-8 is an INVALID_SALES_CSV, and
+the path is confined to the data directory.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+from ._files import error_envelope, envelope, resolve_input
+
+__all__ = ["analyze_sales_csv", "REQUIRED_COLUMNS", "CURRENCY_NOTE"]
+
+REQUIRED_COLUMNS = ("category", "quantity", "unit_price")
+CURRENCY_NOTE = "教学数据使用未指定币种的整数金额单位"
+MAX_FILE_BYTES = 5_000_000
+MAX_DIGITS = 15  # larger values are typos, and int() refuses > 4300 digits anyway
+_UNSIGNED = re.compile(r"[ \t]*([0-9]+)[ \t]*")
+_NEGATIVE = re.compile(r"[ \t]*-[ \t]*[0-9]+[ \t]*")
+
+
+class _BadCsv(ValueError):
+    """A problem in the file, with the CSV line it is on."""
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def analyze_sales_csv(path: str = "sales.csv") -> dict:
+    """Total sales per category of a CSV in data/input/ (default sales.csv).
+
+    Returns {"status": "ok", "data": {row_count, total_sales, category_sales
+    (ranked, ties by name), highest_category, highest_sales, currency_note},
+    "source": ["data/input/..."], "error": None}. Never raises: a refused path
+    gives PATH_NOT_ALLOWED, a missing file FILE_NOT_FOUND, an unreadable one
+    FILE_UNREADABLE, and bad content (no header, a missing column, an empty
+    category, a number that is not a non-negative ASCII integer, a row with
+    too many fields, no data rows, not UTF-8) INVALID_SALES_CSV whose message
+    and "line" name the CSV line.
+    """
+    where = resolve_input(path)
+    if isinstance(where, dict):
+        return where
+    real, logical = where
+    if not real.is_file():
+        return error_envelope("FILE_NOT_FOUND", f"找不到教学数据文件 {logical}", [logical])
+    try:
+        raw = real.read_bytes() if real.stat().st_size <= MAX_FILE_BYTES else None
+    except OSError as exc:
+        return error_envelope("FILE_UNREADABLE", f"无法读取 {logical}（{type(exc).__name__}），请检查文件权限",
+                              [logical])
+    try:
+        if raw is None:
+            raise _BadCsv(f"文件超过 {MAX_FILE_BYTES // 1_000_000} MB，不像教学销售数据", 1)
+        return envelope(_summarize(_rows(_decode(raw))), [logical])
+    except _BadCsv as exc:
+        return error_envelope("INVALID_SALES_CSV", f"{logical} {exc}", [logical], line=exc.line)
+
+
+def _decode(raw: bytes) -> str:
+    """UTF-8 text (a BOM is allowed); otherwise a _BadCsv naming the first bad line."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise _BadCsv(f"第 {line} 行不是 UTF-8 编码（可能是 GBK/ANSI），请把文件另存为 UTF-8 后再试", line) from None
+
+
+def _where(start: int, end: int) -> str:
+    return f"第 {start} 行" if start == end else f"第 {start}-{end} 行"
+
+
+def _rows(text: str) -> list[tuple[int, str, int, int]]:
+    """(line, category, quantity, unit_price) for each data row; blank lines are skipped."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header: list[str] | None = None
+    rows: list[tuple[int, str, int, int]] = []
+    start = 1
+    try:
+        for record in reader:
+            end = reader.line_num
+            if any(field.strip() for field in record):
+                if header is None:
+                    header = _check_header(record, start)
+                else:
+                    rows.append(_parse_row(record, header, start, end))
+            start = end + 1
+    except csv.Error as exc:
+        raise _BadCsv(f"第 {reader.line_num} 行 CSV 格式错误：{exc}", reader.line_num) from None
+    if header is None:
+        raise _BadCsv("是空文件：第 1 行应是表头 category,quantity,unit_price", 1)
+    if not rows:
+        raise _BadCsv(f"只有表头，没有数据行（第 {start} 行起为空）", start)
+    return rows
+
+
+def _check_header(record: list[str], line: int) -> list[str]:
+    header = [name.strip() for name in record]
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    if missing:
+        raise _BadCsv(f"第 {line} 行（表头）缺少列：{'、'.join(missing)}；"
+                      f"表头必须包含 {','.join(REQUIRED_COLUMNS)}", line)
+    doubled = [c for c in REQUIRED_COLUMNS if header.count(c) > 1]
+    if doubled:
+        raise _BadCsv(f"第 {line} 行（表头）列名重复：{'、'.join(doubled)}", line)
+    return header
+
+
+def _parse_row(record: list[str], header: list[str], start: int, end: int) -> tuple[int, str, int, int]:
+    where = _where(start, end)
+    if len(record) > len(header):
+        raise _BadCsv(f"{where}有 {len(record)} 个字段，但表头只有 {len(header)} 列"
+                      "（数字里是否用了逗号？如 1,099 应写成 1099）", start)
+    values = dict(zip(header, record))
+    category = values.get("category", "").strip()
+    if not category:
+        raise _BadCsv(f"{where} category 为空", start)
+    return start, category, _integer(values, "quantity", where, start), _integer(values, "unit_price", where, start)
+
+
+def _integer(values: dict[str, str], column: str, where: str, line: int) -> int:
+    """A non-negative integer written with ASCII digits 0-9 (spaces around are fine)."""
+    if column not in values:
+        raise _BadCsv(f"{where}缺少 {column} 的值（字段数少于表头）", line)
+    text = values[column]
+    match = _UNSIGNED.fullmatch(text)
+    if match and len(match.group(1)) <= MAX_DIGITS:
+        return int(match.group(1))
+    shown = text if len(text) <= 20 else text[:20] + "…"
+    if _NEGATIVE.fullmatch(text):
+        raise _BadCsv(f"{where} {column} 是负数（“{shown}”），销售数据不能为负", line)
+    if match:
+        raise _BadCsv(f"{where} {column} 的数值过大（超过 {MAX_DIGITS} 位）", line)
+    raise _BadCsv(f"{where} {column} 必须是整数，实际是“{shown}”（只接受 0-9 组成的非负整数）", line)
+
+
+def _summarize(rows: list[tuple[int, str, int, int]]) -> dict:
+    totals: dict[str, int] = {}
+    for _, category, quantity, unit_price in rows:
+        totals[category] = totals.get(category, 0) + quantity * unit_price
+    ranking = sorted(({"category": k, "sales": v} for k, v in totals.items()),
+                     key=lambda item: (-item["sales"], item["category"]))
+    return {
+        "row_count": len(rows),
+        "total_sales": sum(totals.values()),
+        "category_sales": ranking,
+        "highest_category": ranking[0]["category"],
+        "highest_sales": ranking[0]["sales"],
+        "currency_note": CURRENCY_NOTE,
+    }

@@ -1,0 +1,227 @@
+"""Checking the model's final answer against the tool result: check_answer (seed 003, 7 "回答验收").
+
+A tool that computed the right numbers is not enough: the answer built from
+them must say the same thing. The rules, kept simple on purpose so a student
+can predict them:
+
+1. Every number in the answer must come from the tool result: from its
+   numbers, or from digits inside its strings and keys ("07:30", "第 4 行"),
+   anywhere in the JSON. "9,692" and full-width "９６９２" count as 9692; a
+   number with decimals may be the tool's number rounded ("46.4" for 46.38);
+   "-3" needs -3, but a plain "3" also matches -3 ("零下 3 度"). Numbers
+   written in Chinese characters (九千) are not checked. Line-start list
+   markers ("1. ", "2、") are not numbers. Numbers in `question` are allowed
+   (the answer may repeat them).
+2. When the tool succeeded, the fields in `required` must be mentioned; by
+   default, for the sales tool, the top category and the total. A clause
+   that claims another category is the top one ("键盘销售额最高"), or a total
+   written as another number ("总销售额 4495"), is a mismatch.
+3. When the tool failed, the answer must say so (失败、无法、错误 ...) and must
+   not contain numbers the error did not give.
+
+It checks where numbers come from, not how they are paired: "显示器 2985，
+键盘 4495" passes rule 1. For that, compare structured results, as the seed says.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any, Mapping
+
+from .messages import split_task_context
+from .results import ToolResult, error_from_envelope
+
+__all__ = ["AnswerCheck", "check_answer", "numbers_in_text", "numbers_in_value", "REQUIRED_FIELDS",
+           "FAILURE_WORDS"]
+
+REQUIRED_FIELDS: Mapping[str, str] = {"highest_category": "销售额最高的类别", "total_sales": "总销售额"}
+FAILURE_WORDS = ("失败", "无法", "错误", "出错", "不能", "未能", "没能", "找不到", "未找到", "没有找到",
+                 "不存在", "缺失", "异常", "有误")
+TOP_WORDS = ("最高", "最多", "最大", "最好", "第一", "居首", "之首", "冠军", "首位", "领先")
+_FULLWIDTH = str.maketrans("０１２３４５６７８９．", "0123456789.")
+_NUMBER = re.compile(r"(?<![0-9.])(-?)((?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?)(?![0-9])")
+_LIST_MARKER = re.compile(r"(?m)^[ \t]*(?:[-*+][ \t]+)?[0-9]{1,2}[.、)）](?![0-9])")
+_CLAUSE = re.compile(r"[。；;！!？?\n，,]")
+_TOTAL = re.compile(r"(?:总销售额|销售总额|总额|合计|总计)[^0-9。；;\n]{0,12}?(-?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?)")
+
+
+@dataclass
+class AnswerCheck:
+    """The verdict on one answer: ok, and in Chinese what does not match."""
+
+    ok: bool
+    mismatches: list[str]
+    numbers_in_answer: list[int | float]
+    unsupported_numbers: list[int | float] = field(default_factory=list)
+    tool_failed: bool = False
+
+    def report(self) -> str:
+        """A short Chinese verdict for a notebook cell."""
+        if self.ok:
+            return f"✅ 回答通过验收（检查了 {len(self.numbers_in_answer)} 个数字）"
+        return "❌ 回答未通过验收：\n" + "\n".join(f"- {m}" for m in self.mismatches)
+
+
+def _plain(value: Decimal) -> int | float:
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
+def _show(value: Decimal) -> str:
+    return str(_plain(value))
+
+
+def numbers_in_text(text: str) -> list[Decimal]:
+    """Arabic numbers in `text`, in order (full-width digits and 9,692-style separators understood)."""
+    text = text.translate(_FULLWIDTH)
+    return [Decimal(sign + digits.replace(",", "")) for sign, digits in _NUMBER.findall(text)]
+
+
+def numbers_in_value(value: Any, _depth: int = 0) -> set[Decimal]:
+    """Every number in a JSON-like value: numeric values, and digits in its strings and keys."""
+    found: set[Decimal] = set()
+    if _depth > 50:
+        return found
+    if isinstance(value, bool) or value is None:
+        return found
+    if isinstance(value, (int, float, Decimal)):
+        try:
+            number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+        except (InvalidOperation, ValueError):
+            return found
+        return {number} if number.is_finite() else found
+    if isinstance(value, str):
+        return set(numbers_in_text(value))
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            found |= numbers_in_value(key, _depth + 1) | numbers_in_value(item, _depth + 1)
+        return found
+    if isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            found |= numbers_in_value(item, _depth + 1)
+    return found
+
+
+def _supported(number: Decimal, allowed: set[Decimal]) -> bool:
+    if number in allowed or (number >= 0 and -number in allowed):
+        return True
+    places = -number.as_tuple().exponent
+    if not isinstance(places, int) or places <= 0:
+        return False
+    step = Decimal(1).scaleb(-places)
+    for candidate in allowed:
+        try:
+            if abs(candidate).quantize(step, rounding=ROUND_HALF_UP) == abs(number):
+                return True
+        except InvalidOperation:
+            continue
+    return False
+
+
+@dataclass
+class _Outcome:
+    failed: bool
+    payload: Any  # everything numbers may come from
+    data: Any  # where required fields are looked up
+    code: str | None = None
+
+
+def _unwrap(value: Any) -> tuple[Any, str | None]:
+    """(the data inside seed-003 envelopes / format_tool_message payloads, the first error code on the way)."""
+    for _ in range(4):
+        envelope = error_from_envelope(value)
+        if envelope is not None:
+            return None, envelope.code
+        if isinstance(value, dict) and "status" in value and ("data" in value or "result" in value):
+            value = value.get("data", value.get("result"))
+        else:
+            break
+    return value, None
+
+
+def _outcome(result: Any) -> _Outcome:
+    if isinstance(result, ToolResult):
+        payload = result.artifact if result.artifact is not None else result.data
+        data, code = _unwrap(payload)
+        failed = (result.error is not None and result.error_type != "partial") or code is not None
+        return _Outcome(failed, [payload, result.error], None if failed else data, result.error_code or code)
+    if isinstance(result, str):
+        text = split_task_context(result)[1]
+        try:
+            return _outcome(json.loads(text))
+        except (ValueError, RecursionError):
+            return _Outcome(text.lstrip().startswith("❌"), text, None)
+    if result is None:
+        raise ValueError("check_answer needs the tool's result (a dict, a JSON string or a ToolResult), got None")
+    data, code = _unwrap(result)
+    return _Outcome(code is not None, result, data, code)
+
+
+def _mentions(answer: str, numbers: set[Decimal], value: Any) -> bool:
+    if isinstance(value, str):
+        return value in answer
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _supported(Decimal(repr(value)) if isinstance(value, float) else Decimal(value), numbers)
+    return True  # other types cannot be checked in prose
+
+
+def _top_claims(answer: str, data: dict) -> list[str]:
+    """Clauses that call another category the top one."""
+    top = data.get("highest_category")
+    names = [r.get("category") for r in data.get("category_sales") or [] if isinstance(r, dict)]
+    others = [n for n in names if isinstance(n, str) and n and n != top]
+    wrong = []
+    for clause in _CLAUSE.split(answer):
+        if any(w in clause for w in TOP_WORDS) and isinstance(top, str) and top not in clause:
+            wrong += [f"回答说销售额最高的是「{n}」，工具结果是「{top}」" for n in others if n in clause]
+    return wrong
+
+
+def _required(answer: str, numbers: set[Decimal], data: Any, required: Mapping[str, str]) -> list[str]:
+    if not isinstance(data, dict):
+        return []
+    problems = [f"回答没有提到{label}「{data[key]}」" for key, label in required.items()
+                if key in data and not _mentions(answer, numbers, data[key])]
+    problems += _top_claims(answer, data) if "highest_category" in required else []
+    total = data.get("total_sales")
+    if "total_sales" in required and isinstance(total, (int, float)) and not isinstance(total, bool):
+        for written in _TOTAL.findall(answer.translate(_FULLWIDTH)):
+            if not _supported(Decimal(written.replace(",", "")), {Decimal(total)}):
+                problems.append(f"回答中的总销售额写成了 {written}，工具结果是 {total}")
+    return problems
+
+
+def check_answer(answer: str, tool_result: Any, *more_results: Any, question: str | None = None,
+                 required: Mapping[str, str] | None = None) -> AnswerCheck:
+    """Check a final answer against the tool result(s) it was built from (rules in the module doc).
+
+    tool_result (and any more_results, for multi-step tasks): a tool's return
+    value (seed 003 envelope or any JSON-like dict/list), its JSON text, or a
+    ToolResult. required: data field -> Chinese label of facts the answer must
+    mention when that tool succeeded (default REQUIRED_FIELDS; fields a result
+    does not have are skipped). Raises ValueError when answer is not a str or
+    a tool result is None.
+    """
+    if not isinstance(answer, str):
+        raise ValueError(f"answer must be the model's final text (str), got {type(answer).__name__}")
+    required = REQUIRED_FIELDS if required is None else required
+    outcomes = [_outcome(r) for r in (tool_result, *more_results)]
+    allowed = numbers_in_value([o.payload for o in outcomes]) | set(numbers_in_text(question or ""))
+    found = numbers_in_text(_LIST_MARKER.sub("", answer))
+    unsupported = list(dict.fromkeys(n for n in found if not _supported(n, allowed)))
+    failed = [o for o in outcomes if o.failed]
+    mismatches: list[str] = []
+    if failed and not any(word in answer for word in FAILURE_WORDS):
+        codes = "、".join(o.code or "错误" for o in failed)
+        mismatches.append(f"工具返回了错误（{codes}），回答却没有说明失败")
+    for number in unsupported:
+        mismatches.append(f"工具失败了，回答中却出现了数字 {_show(number)}（没有依据的数据）"
+                          if len(failed) == len(outcomes) else
+                          f"回答中的数字 {_show(number)} 不在工具结果中（可能是编造或算错）")
+    answer_numbers = set(found)
+    for outcome in outcomes:
+        if not outcome.failed:
+            mismatches += _required(answer, answer_numbers, outcome.data, required)
+    return AnswerCheck(not mismatches, mismatches, [_plain(n) for n in found],
+                       [_plain(n) for n in unsupported], bool(failed))
