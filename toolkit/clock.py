@@ -35,6 +35,14 @@ class Clock(Protocol):
     async def sleep(self, seconds: float) -> None: ...
 
 
+def _checked(seconds: float) -> float:
+    """A wait in seconds, negatives as 0; ValueError for NaN (a NaN sleep never ends)."""
+    seconds = float(seconds)
+    if math.isnan(seconds):
+        raise ValueError("cannot sleep NaN seconds; pass a number >= 0")
+    return max(seconds, 0.0)
+
+
 class RealClock:
     """Wall time (time.monotonic) and real asyncio sleeps."""
 
@@ -45,7 +53,7 @@ class RealClock:
         return time.monotonic()
 
     async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(max(seconds, 0.0))
+        await asyncio.sleep(_checked(seconds))
 
     def __repr__(self) -> str:
         return "RealClock()"
@@ -72,12 +80,12 @@ class SimulatedClock:
 
     def advance(self, seconds: float) -> None:
         """Move simulated time forward without sleeping (for synchronous code)."""
-        if seconds < 0:
-            raise ValueError(f"cannot move time backwards (advance({seconds!r}))")
+        if not seconds >= 0:  # also refuses NaN
+            raise ValueError(f"advance() needs seconds >= 0, got {seconds!r}")
         self._now += seconds
 
     async def sleep(self, seconds: float) -> None:
-        seconds = max(float(seconds), 0.0)
+        seconds = _checked(seconds)
         self.sleeps.append(seconds)
         if math.isinf(seconds):
             await asyncio.get_running_loop().create_future()  # a hang: only cancellation ends it

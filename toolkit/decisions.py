@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .parsing import dumps, parse_tool_result, shrink_json
+from .parsing import fit_for_model, parse_tool_result
 from .results import ToolResult, safe_str
 
 __all__ = ["evaluate_tool_result", "ACTIONS", "LONG_RESULT_CHARS"]
@@ -46,10 +46,11 @@ def _is_empty(data: Any) -> bool:
     return False
 
 
-def _size(data: Any) -> int:
+def _too_long(data: Any, limit: int) -> bool:
+    """Whether the text or JSON of `data` is longer than `limit` (work bounded by the limit)."""
     if isinstance(data, str):
-        return len(data)
-    return len(dumps(shrink_json(data, LONG_RESULT_CHARS + 1)))
+        return len(data) > limit
+    return fit_for_model(data, limit)[1]  # True when it had to be shrunk to fit
 
 
 def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = LONG_RESULT_CHARS) -> dict:
@@ -83,7 +84,7 @@ def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = 
     if _is_empty(result.data):
         return {"action": "retry_with_broader_query", "message": "查询结果为空",
                 "suggestion": f"放宽条件重新查询（原问题：{query}）；仍为空就如实告诉用户没有结果"}
-    if _size(result.data) > long_chars:
+    if _too_long(result.data, long_chars):
         return {"action": "summarize_and_present", "message": "结果较多，先摘要再回答",
                 "data": parse_tool_result(result.data, max_tokens=max(long_chars // 4, 1)),
                 "suggestion": "基于摘要回答；需要细节时缩小范围再查"}

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Iterable
 
 from .clock import Clock, get_clock
-from .parsing import ToolKind, dumps, fit_for_model
+from .parsing import ToolKind, dumps, fit_for_model, shrink_json
 from .results import (FATAL, PARTIAL, RETRYABLE, ErrorInfo, PartialResult, ToolResult,
                       classify_error, redact, safe_str)
 from .retry import RetryBudget, RetryPolicy, call_tool_with_retry
+from .safety import redact_value
 
 __all__ = ["Tool", "ToolRegistry", "ToolExecutor", "CircuitBreaker", "ToolCall", "parse_tool_call"]
 
@@ -87,7 +88,10 @@ def parse_tool_call(tool_call: Any) -> ToolCall:
     Never raises: whatever is missing comes back empty, to be refused later.
     """
     def get(obj: Any, key: str) -> Any:
-        return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+        try:
+            return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+        except Exception:  # a property that raises (a half-built SDK object): the field is missing
+            return None
 
     function = get(tool_call, "function")
     source = function if function is not None else tool_call
@@ -196,7 +200,11 @@ class CircuitBreaker:
         return "open" if now - self._opened_at[name] < self.cooldown else "half_open"
 
     def allow(self, name: str, now: float) -> bool:
-        return self.state(name, now) != "open"
+        """Whether a call may go ahead; after the cool-down only one trial call does."""
+        state = self.state(name, now)
+        if state == "half_open":
+            self._opened_at[name] = now  # the others fail fast until the trial's result is recorded
+        return state != "open"
 
     def record(self, name: str, ok: bool, now: float) -> None:
         if ok:
@@ -275,18 +283,18 @@ class ToolExecutor:
         result = ToolResult(name, None, duration_ms=(clock.now() - start) * 1000.0, attempts=len(outcome.attempts),
                             call_id=call_id, started_at=start, args_summary=summary, trace=outcome.attempts)
         if error is None and isinstance(value, PartialResult):
-            result.data, result.truncated = fit_for_model(value.data, self.result_max_chars, kind)
+            result.data, result.truncated = _fit(value.data, self.result_max_chars, kind)
             result.artifact = value.data
             result.missing = safe_str(value.missing)
             result.error, result.error_type = f"部分结果缺失：{result.missing}", PARTIAL
         elif error is None:
-            result.data, result.truncated = fit_for_model(value, self.result_max_chars, kind)
+            result.data, result.truncated = _fit(value, self.result_max_chars, kind)
             result.artifact = value
         else:
             info = outcome.info
             result.error, result.error_type, result.error_code = redact(error), info.error_type, info.code
             if value is not None:  # the tool's own error envelope: show it to the model
-                result.data, result.truncated = fit_for_model(value, self.result_max_chars)
+                result.data, result.truncated = _fit(value, self.result_max_chars)
                 result.artifact = value
         if self.breaker is not None and result.error_type != PARTIAL:
             self.breaker.record(name, result.error_type != RETRYABLE, clock.now())
@@ -294,7 +302,9 @@ class ToolExecutor:
 
     def _finish(self, result: ToolResult) -> ToolResult:
         self.call_history.append(result)
-        stats = self._stats.setdefault(result.name, _Stats())
+        stats = self._stats.get(result.name)
+        if stats is None:  # not setdefault(name, _Stats()): that builds a _Stats on every call
+            stats = self._stats[result.name] = _Stats()
         stats.calls += 1
         stats.retries += result.retries
         stats.duration_ms += result.duration_ms
@@ -304,8 +314,9 @@ class ToolExecutor:
             stats.partial += 1
         else:
             stats.failed += 1
-        for listener in list(self.listeners):
-            listener(result)
+        if self.listeners:
+            for listener in list(self.listeners):
+                listener(result)
         return result
 
     # --- model tool calls -----------------------------------------------------------
@@ -392,9 +403,30 @@ class ToolExecutor:
         self._stats.clear()
 
 
+def _fit(value: Any, max_chars: int, kind: ToolKind | None = None) -> tuple[Any, bool]:
+    """fit_for_model, also counting a string's JSON escapes (a newline is 2 characters in JSON),
+    with anything that looks like a key redacted (redaction only ever shortens)."""
+    data, cut = fit_for_model(value, max_chars, kind)
+    for _ in range(3):
+        if not isinstance(data, str) or len(dumps(data)) <= max_chars:
+            return redact_value(data), cut
+        over = len(dumps(data)) - max_chars
+        data, cut = fit_for_model(value, max(len(data) - over - 8, 20), kind)[0], True
+    return redact_value(data if len(dumps(data)) <= max_chars else shrink_json(data, max_chars)), True
+
+
 def _args_summary(args: tuple, kwargs: dict) -> str:
+    if not args and not kwargs:  # the common no-argument call: skip three regex passes
+        return ""
     parts = [safe_str(a, 80) for a in args] + [f"{safe_str(k, 40)}={safe_str(v, 80)}" for k, v in kwargs.items()]
     return safe_str(", ".join(parts), 200)
+
+
+def _payload(data: Any) -> Any:
+    """The part worth summarizing: a seed-003 envelope's "data" when it has one."""
+    if isinstance(data, dict) and data.get("data") not in (None, "", [], {}) and "status" in data:
+        return data["data"]
+    return data
 
 
 def _audit(result: ToolResult, task_id: str | None) -> dict:
@@ -405,7 +437,7 @@ def _audit(result: ToolResult, task_id: str | None) -> dict:
         "error_type": result.error_type, "error_code": result.error_code,
         "error": redact(result.error) if result.error else None,
         "source": source if isinstance(source, (list, str)) else None,
-        "result_summary": redact(safe_str(dumps(fit_for_model(result.data, 200)[0]), 200)),
+        "result_summary": redact(safe_str(dumps(fit_for_model(_payload(result.data), 200)[0]), 200)),
         "attempts": result.attempts, "duration_ms": round(result.duration_ms, 1),
         "started_at": round(result.started_at, 3),
     }

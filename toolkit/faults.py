@@ -5,7 +5,8 @@ works; `inject_faults(tool, rates={"rate_limit": 0.2}, seed=1)` fails 20% of
 calls, the same calls on every run. Latency is slept on the current clock,
 so with a SimulatedClock it costs no real time. Every call is recorded in
 `.calls` for charts; `.plan` and `.rates` can be changed while it runs
-(a widget panel does exactly that).
+(a widget panel does exactly that). `FAULTS` maps every fault name to its
+Chinese label.
 """
 from __future__ import annotations
 

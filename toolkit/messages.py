@@ -2,7 +2,8 @@
 
 The content the model reads is one JSON object:
 {"status", "result", "error", "error_type", "execution_time_ms"} (+ "missing"
-for a partial result), Chinese kept readable. With a TaskContext, a
+for a partial result, + "warnings" when the output contains text that looks
+like instructions, see toolkit.safety), Chinese kept readable. With a TaskContext, a
 [TASK_CONTEXT] block comes first so the model remembers the whole task.
 """
 from __future__ import annotations
@@ -12,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .parsing import dumps, shrink_json
-from .results import ToolResult, classify_error, safe_str
+from .results import ToolResult, classify_error, error_from_envelope, safe_str
+from .safety import redact_value, tool_output_warnings
 
 __all__ = ["format_tool_message", "tool_content", "TaskContext", "with_task_context",
            "split_task_context", "WireFormat"]
@@ -28,6 +30,10 @@ def _as_result(tool_name: str, result: Any) -> ToolResult:
     if isinstance(result, BaseException):
         info = classify_error(result)
         return ToolResult(tool_name, None, info.message, error_type=info.error_type, error_code=info.code)
+    envelope = error_from_envelope(result)  # a tool's own {"status": "error", "error": {...}}
+    if envelope is not None:
+        return ToolResult(tool_name, result, envelope.message, error_type=envelope.error_type,
+                          error_code=envelope.code)
     return ToolResult(tool_name, result)
 
 
@@ -35,21 +41,29 @@ def tool_content(result: ToolResult) -> str:
     """The JSON text the model reads for one result; never raises."""
     payload: dict[str, Any] = {
         "status": result.status,
-        "result": result.data,
-        "error": result.error,
+        "result": redact_value(result.data),  # a key inside tool output never reaches the model
+        "error": redact_value(result.error),
         "error_type": result.error_type,
         "execution_time_ms": round(float(result.duration_ms or 0.0), 1),
     }
     if result.error_code:
-        payload["error_code"] = result.error_code
+        payload["error_code"] = redact_value(result.error_code)
     if result.missing:
-        payload["missing"] = result.missing
+        payload["missing"] = redact_value(result.missing)
     if result.attempts > 1:
         payload["attempts"] = result.attempts
+    warnings = tool_output_warnings(result.data, result.error, result.missing)
+    if warnings:  # untrusted text stays data; the model sees the flag right after the status
+        payload = {"status": payload.pop("status"), "warnings": warnings, **payload}
     try:
-        return json.dumps(payload, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError, RecursionError):
-        return dumps(shrink_json(payload, MESSAGE_MAX_CHARS))
+        text = json.dumps(payload, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")  # a lone surrogate could not be sent to the model API
+        if len(text) <= MESSAGE_MAX_CHARS:
+            return text
+    except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
+        pass
+    payload["result"] = redact_value(shrink_json(payload["result"], MESSAGE_MAX_CHARS // 2))  # keep the other fields
+    return dumps(shrink_json(payload, MESSAGE_MAX_CHARS))
 
 
 def format_tool_message(tool_name: str, tool_call_id: str, result: Any,

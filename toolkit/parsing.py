@@ -154,18 +154,18 @@ class _Renderer:
 
     def render(self, obj: Any, depth: int = 0) -> Any:
         if obj is None or isinstance(obj, bool):
-            self.spend(5)
+            self.spend(5 if obj is False else 4)  # null, true, false
             return obj
         if isinstance(obj, int):
             if obj.bit_length() > 3000:  # str() of huge ints is slow and capped by Python
                 self.shrunk = True
                 return self.text(f"<约 {int(obj.bit_length() * 0.30103) + 1} 位的整数>")
-            self.spend(len(str(obj)))
+            self.spend(len(int.__repr__(obj)))  # what json writes, even for int subclasses
             return int(obj)
         if isinstance(obj, float):
             if math.isnan(obj) or math.isinf(obj):
                 return self.text(repr(obj))  # JSON has no NaN/Infinity
-            self.spend(len(repr(obj)))
+            self.spend(len(float.__repr__(obj)))
             return float(obj)
         if isinstance(obj, str):
             return self.text(obj)
@@ -200,7 +200,10 @@ class _Renderer:
         if isinstance(obj, (set, frozenset)):
             items = sorted(obj, key=safe_str) if len(obj) <= 1000 else list(itertools.islice(obj, 1000))
             return self.sequence(items, len(obj), depth)
-        dump = getattr(obj, "model_dump", None)  # pydantic models, openai SDK objects
+        try:
+            dump = getattr(obj, "model_dump", None)  # pydantic models, openai SDK objects
+        except Exception:  # an object whose __getattr__ raises is still shown as text
+            dump = None
         if callable(dump):
             try:
                 return self.render(dump(), depth + 1)
@@ -229,10 +232,13 @@ class _Renderer:
         out = []
         self.spend(2)
         for item in itertools.islice(seq, keep):
-            self.spend(2)
+            if out:
+                self.spend(2)  # ", " between items
             out.append(self.render(item, depth + 1))
         if keep < total:
             self.shrunk = True
+            if out:
+                self.spend(2)
             out.append(self.text(f"…还有 {total - keep} 项未显示（共 {total} 项）"))
         return out
 
@@ -269,7 +275,9 @@ def _shrink(obj: Any, max_chars: int) -> tuple[Any, bool]:
             continue
         except RecursionError:
             continue
-        if len(dumps(value)) <= max_chars:
+        # `used` bounds the JSON length up to escaping (at most 6 characters per character),
+        # so small values skip the check serialization
+        if renderer.used * 6 <= max_chars or len(dumps(value)) <= max_chars:
             return value, renderer.shrunk
     note = f"…（结果过大，已省略；原类型 {type(obj).__name__}）"
     return note[: max(max_chars - 2, 1)], True
@@ -283,10 +291,10 @@ def shrink_json(obj: Any, max_chars: int = 8000) -> Any:
     were left out), shorter strings. Values json cannot serialize (datetime,
     bytes, Decimal, sets, NaN, objects) become faithful strings; cycles and very
     deep nesting become notes. Work is bounded by `max_chars`, not by the size
-    of `obj`. Raises ValueError when max_chars < 1.
+    of `obj`. Raises ValueError when max_chars < 3 (the shortest note, "…", needs 3).
     """
-    if not isinstance(max_chars, int) or max_chars < 1:
-        raise ValueError(f"max_chars must be a positive int, got {max_chars!r}")
+    if not isinstance(max_chars, int) or isinstance(max_chars, bool) or max_chars < 3:
+        raise ValueError(f"max_chars must be an int >= 3 (room for the note \"…\"), got {max_chars!r}")
     return _shrink(obj, max_chars)[0]
 
 
@@ -397,29 +405,42 @@ def parse_tool_result(result: Any, max_tokens: int = 2000, kind: ToolKind | None
     if kind == "read" and context_tokens:
         max_tokens = max(1, min(max_tokens, int(context_tokens * read_share)))
     budget = max_tokens * CHARS_PER_TOKEN
-    for _ in range(4):  # shrink the character budget until the token estimate fits
+    for _ in range(24):  # shrink the character budget until the token estimate fits
         text = _parse(result, budget, kind, style)
         tokens = estimate_tokens(text) if len(text) < 4 * budget else max_tokens + 1
         if tokens <= max_tokens or budget <= 16:
             return text
-        budget = max(16, int(budget * max_tokens / tokens * 0.95))
+        # at least 10% smaller each round: shrinking goes in steps, the same budget may not move
+        budget = max(16, min(int(budget * 0.9), int(budget * max_tokens / tokens * 0.95)))
     return text
+
+
+def _cut(text: str, budget: int) -> str:
+    """A one-line message (an error, a partial note) cut to at most `budget` characters."""
+    return text if len(text) <= budget else text[: max(budget - 1, 0)] + "…"
+
+
+def _with_missing(missing: Any, data: Any, budget: int, kind: ToolKind | None, style: str) -> str:
+    """A partial result: the note on what is missing, then the data, together within `budget`."""
+    note = _cut(f"⚠️ 部分成功，缺失：{safe_str(missing)}", max(budget // 4, 1))
+    return f"{note}\n{_parse(data, max(budget - len(note) - 1, 1), kind, style)}"
 
 
 def _parse(result: Any, budget: int, kind: ToolKind | None, style: str) -> str:
     if isinstance(result, BaseException):
         info = classify_error(result)
-        return _error_text(info.code, info.message, info.error_type)
+        return _cut(_error_text(info.code, info.message, info.error_type), budget)
     if isinstance(result, ToolResult):
         if result.error is not None and result.error_type != "partial":
-            return _error_text(result.error_code, result.error, result.error_type)
-        body = _parse(result.data, budget, kind, style)
-        return body if result.error_type != "partial" else f"⚠️ 部分成功，缺失：{result.missing or result.error}\n{body}"
+            return _cut(_error_text(result.error_code, safe_str(result.error), result.error_type), budget)
+        if result.error_type != "partial":
+            return _parse(result.data, budget, kind, style)
+        return _with_missing(result.missing or result.error, result.data, budget, kind, style)
     if isinstance(result, PartialResult):
-        return f"⚠️ 部分成功，缺失：{safe_str(result.missing)}\n{_parse(result.data, budget, kind, style)}"
+        return _with_missing(result.missing, result.data, budget, kind, style)
     envelope = error_from_envelope(result)
     if envelope is not None:
-        return _error_text(envelope.code, envelope.message, envelope.error_type)
+        return _cut(_error_text(envelope.code, envelope.message, envelope.error_type), budget)
     if style == "markdown" and _is_records(result):
         table = to_markdown_table(result)
         if len(table) <= budget:

@@ -7,6 +7,7 @@ a Retry-After hint). A tool that got only part of its answer returns `PartialRes
 from __future__ import annotations
 
 import email.utils
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -176,20 +177,33 @@ def _class_names(exc: BaseException) -> set[str]:
     return {cls.__name__ for cls in type(exc).__mro__}
 
 
+def _attr(obj: Any, name: str) -> Any:
+    """getattr(obj, name, None) that never raises: an attribute whose getter fails counts as missing."""
+    try:
+        return getattr(obj, name, None)
+    except Exception:
+        return None
+
+
 def _http_status(exc: BaseException) -> int | None:
-    for holder in (exc, getattr(exc, "response", None)):
+    for holder in (exc, _attr(exc, "response")):
         for attr in ("status_code", "status", "code"):
-            value = getattr(holder, attr, None) if holder is not None else None
+            value = _attr(holder, attr) if holder is not None else None
             if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
                 return value
     return None
 
 
 def _headers(exc: BaseException) -> Any:
-    headers = getattr(exc, "headers", None)
+    headers = _attr(exc, "headers")
     if headers is None:
-        headers = getattr(getattr(exc, "response", None), "headers", None)
+        headers = _attr(_attr(exc, "response"), "headers")
     return headers
+
+
+def _wait_or_none(seconds: float) -> float | None:
+    """A header's wait, never negative; None for NaN (a NaN wait would stall a clock)."""
+    return None if math.isnan(seconds) else max(seconds, 0.0)
 
 
 def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
@@ -206,13 +220,13 @@ def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
     try:
         ms = get("retry-after-ms") or get("Retry-After-Ms")
         if ms is not None:
-            return max(float(ms) / 1000.0, 0.0)
+            return _wait_or_none(float(ms) / 1000.0)
         value = get("retry-after") or get("Retry-After")
         if value is None:
             return None
         value = str(value).strip()
         try:
-            return max(float(value), 0.0)
+            return _wait_or_none(float(value))
         except ValueError:
             when = email.utils.parsedate_to_datetime(value).timestamp()
             return max(when - (time.time() if now is None else now), 0.0)
@@ -237,7 +251,9 @@ def classify_error(exc: BaseException) -> ErrorInfo:
     where = f"{name}: {detail}" if detail else name
 
     if isinstance(exc, ToolError):
-        return ErrorInfo(exc.error_type, exc.code, detail or name, exc.retry_after)
+        kind = RETRYABLE if exc.error_type == RETRYABLE else FATAL
+        code = safe_str(exc.code, 80) if isinstance(exc.code, str) and exc.code else "TOOL_ERROR"
+        return ErrorInfo(kind, code, detail or name, _attr(exc, "retry_after"))
 
     status = _http_status(exc)
     if status is not None:

@@ -10,6 +10,7 @@ whole thing instant and repeatable.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import math
 import random
@@ -229,13 +230,36 @@ async def _call_once(tool_fn: Callable, args: tuple, kwargs: dict, timeout: floa
     timer = asyncio.ensure_future(clock.sleep(timeout))
     try:
         await asyncio.wait({task, timer}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        timer.cancel()
-        if not task.done():
-            task.cancel()
-    if task.cancelled():
+    except asyncio.CancelledError:  # cancelled from outside: stop the attempt, then pass it on
+        await _stop({task, timer}, clock)
+        if task.done() and not task.cancelled():
+            task.exception()  # mark it retrieved: no "Task exception was never retrieved" log at GC
+        raise
+    finished = task.done()
+    await _stop({task, timer}, clock)
+    if not finished:
         raise TimeoutError(f"单次调用超过 {timeout:g} 秒未返回，已取消")
     return task.result()
+
+
+CANCEL_GRACE = 1.0  # clock seconds a cancelled attempt gets to finish before it is abandoned
+
+
+async def _stop(tasks: set[asyncio.Future], clock: Clock) -> None:
+    """Cancel the unfinished `tasks` and wait until they end (at most CANCEL_GRACE clock seconds)."""
+    pending = {t for t in tasks if not t.done()}
+    if not pending:
+        return
+    for t in pending:
+        t.cancel()
+    grace = asyncio.ensure_future(clock.sleep(CANCEL_GRACE))
+    try:
+        while pending and not grace.done():
+            done, _ = await asyncio.wait(pending | {grace}, return_when=asyncio.FIRST_COMPLETED)
+            pending -= done
+    finally:
+        grace.cancel()
+        await asyncio.wait({grace})
 
 
 _GIVE_UP_TEXT = {
@@ -244,6 +268,12 @@ _GIVE_UP_TEXT = {
     "budget": "本次运行的重试额度已用完，不再重试",
     "not_idempotent": "这是写操作，超时后可能已经生效，未自动重试",
 }
+
+
+@functools.lru_cache(maxsize=16)
+def _default_policy(max_retries: int) -> RetryPolicy:
+    """The default policy for `max_retries`: a frozen value, built once rather than on every call."""
+    return RetryPolicy(max_retries=max_retries)
 
 
 async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], *args: Any,
@@ -265,7 +295,7 @@ async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], *ar
     policy are given.
     """
     if policy is None:
-        policy = RetryPolicy(max_retries=max_retries)
+        policy = _default_policy(max_retries) if type(max_retries) is int else RetryPolicy(max_retries=max_retries)
     elif max_retries != 3:
         raise ValueError("give max_retries inside the policy (RetryPolicy(max_retries=...)), not both")
     clock = clock or get_clock()
