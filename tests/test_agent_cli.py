@@ -12,49 +12,29 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
 
 from toolkit.llm import OfflineAPIError, OfflineServer, chat_completion, start_offline_server, tool_call
-from toolkit.llm.config import default_dotenv_path
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "sk-test-SECRET123456789abcdef"
 SALES_QUESTION = "哪个类别销售额最高？总销售额是多少？"
-MODEL_VARS = ("OPENAI_API_KEY", "DASHSCOPE_API_KEY", "MODEL_BASE_URL", "OPENAI_BASE_URL", "MODEL_NAME")
-
-# Runs the CLI exactly as `-m toolkit.agent` does, but with the project .env lookup pointed at a
-# file that does not exist: used only when a developer's real .env would otherwise be read.
-_NO_DOTENV = ("import runpy, pathlib, toolkit.llm.config as c; "
-              "c.default_dotenv_path = lambda: pathlib.Path('/nonexistent/.env'); "
-              "runpy.run_module('toolkit.agent', run_name='__main__', alter_sys=True)")
-
-
-def _dotenv_configures_a_model() -> bool:
-    from dotenv import dotenv_values
-
-    path = default_dotenv_path()
-    return path.is_file() and any((dotenv_values(path).get(n) or "").strip() for n in MODEL_VARS)
-
 
 def hermetic_env(**extra: str) -> dict[str, str]:
     """os.environ without any model settings, plus `extra`."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OPENAI_", "DASHSCOPE_", "MODEL_", "TOOLKIT_"))}
-    env.update(PYTHONUTF8="1", PYTHONDONTWRITEBYTECODE="1", **extra)
+    # TOOLKIT_DOTENV=none: a developer's real .env in the project root is never read by these tests
+    env.update(PYTHONUTF8="1", PYTHONDONTWRITEBYTECODE="1", TOOLKIT_DOTENV="none", **extra)
     return env
 
 
 def cli(*args: str, env: dict[str, str], stdin: str | None = None,
         module: str = "toolkit.agent") -> subprocess.CompletedProcess:
-    wants_offline = not any(k in env for k in ("OPENAI_API_KEY", "DASHSCOPE_API_KEY", "MODEL_BASE_URL"))
-    if wants_offline and module == "toolkit.agent" and _dotenv_configures_a_model():
-        command = [sys.executable, "-c", _NO_DOTENV, *args]
-    else:
-        command = [sys.executable, "-m", module, *args]
+    command = [sys.executable, "-m", module, *args]
     return subprocess.run(command, input=stdin if stdin is not None else "", capture_output=True, text=True,
                           encoding="utf-8", env=env, cwd=ROOT, timeout=60)
 
@@ -173,21 +153,16 @@ def test_cli_refuses_an_empty_question_with_exit_2(args, stdin):
 
 # --- offline: no key, no network ---------------------------------------------------------------------
 
-def test_cli_without_any_key_answers_offline_quickly():
-    started = time.perf_counter()
+def test_cli_without_any_key_answers_offline():
+    # how fast is measured by bench (row 6), not here: this machine is shared and noisy
     proc = cli(SALES_QUESTION, env=hermetic_env())
-    seconds = time.perf_counter() - started
 
     assert proc.returncode == 0, proc.stderr
     for fact in ("显示器", "4495", "9692"):
         assert fact in proc.stdout
-    print(f"offline CLI wall time: {seconds:.2f} s")
-    assert seconds < 6.0  # about 0.8 s on a 2-core machine; generous for a loaded CI runner
 
 
 def test_cli_reads_the_question_from_stdin_also_as_python_m_toolkit():
-    if _dotenv_configures_a_model():
-        pytest.skip("the project .env configures a real model; `python -m toolkit` would use it")
     proc = cli(env=hermetic_env(), stdin=SALES_QUESTION + "\n", module="toolkit")
     assert proc.returncode == 0, proc.stderr
     assert "9692" in proc.stdout and "显示器" in proc.stdout

@@ -95,9 +95,26 @@ def test_local_endpoint_needs_no_key(no_dotenv, url):
     assert settings.api_key == "not-needed" and settings.base_url == url and not settings.offline
 
 
-def test_default_dotenv_path_is_the_project_root():
+def test_default_dotenv_path_is_the_project_root(monkeypatch):
+    monkeypatch.delenv("TOOLKIT_DOTENV", raising=False)
     assert default_dotenv_path() == Path(toolkit.__file__).resolve().parent.parent / ".env"
     assert default_dotenv_path().parent == ROOT
+
+
+@pytest.mark.parametrize("value", ["none", "NONE", ""])
+def test_toolkit_dotenv_none_turns_the_dotenv_off(monkeypatch, tmp_path, value):
+    monkeypatch.setenv("TOOLKIT_DOTENV", value)
+    assert default_dotenv_path() is None
+    assert load_settings({}).offline
+
+
+def test_toolkit_dotenv_points_at_another_file(monkeypatch, tmp_path):
+    other = tmp_path / "course.env"
+    other.write_text("MODEL_BASE_URL=http://localhost:11434/v1\nMODEL_NAME=qwen2.5:7b\n", encoding="utf-8")
+    monkeypatch.setenv("TOOLKIT_DOTENV", str(other))
+    assert default_dotenv_path() == other
+    settings = load_settings({})
+    assert settings.base_url == "http://localhost:11434/v1" and not settings.offline
 
 
 # --- garbled values ----------------------------------------------------------------------

@@ -80,15 +80,19 @@ class Settings:
         return self.model.partition(":")[2]
 
 
-def default_dotenv_path() -> Path:
-    """The .env at the project root (the folder that holds the toolkit package)."""
+def default_dotenv_path() -> Path | None:
+    """The .env to read: $TOOLKIT_DOTENV if set ("none" or empty: no .env at all),
+    else the .env at the project root (the folder that holds the toolkit package)."""
+    override = os.environ.get("TOOLKIT_DOTENV")
+    if override is not None:
+        return None if override.strip().lower() in ("", "none") else Path(override)
     import toolkit
 
     return Path(toolkit.__file__).resolve().parent.parent / ".env"
 
 
-def _read_dotenv(path: Path) -> dict[str, str]:
-    if not path.is_file():
+def _read_dotenv(path: Path | None) -> dict[str, str]:
+    if path is None or not path.is_file():
         return {}
     from dotenv import dotenv_values  # lazy: importing toolkit stays light
 
