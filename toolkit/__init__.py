@@ -17,6 +17,33 @@ from .retry import Attempt, Backoff, RetryBudget, RetryOutcome, RetryPolicy, cal
 
 __version__ = "0.1.0"
 
+# Names whose modules load heavier libraries (openai, python-dotenv, jsonschema through the tools):
+# resolved on first use, so `import toolkit` stays fast.
+_LAZY = {
+    "run_agent": "toolkit.agent", "AgentRun": "toolkit.agent",
+    "make_client": "toolkit.llm", "load_settings": "toolkit.llm", "Settings": "toolkit.llm",
+    "ConfigError": "toolkit.llm",
+    "default_registry": "toolkit.tools", "analyze_sales_csv": "toolkit.tools",
+    "check_answer": "toolkit.verify",
+    "detect_instructions": "toolkit.safety",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolkit' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
 __all__ = [
     "Attempt", "Backoff", "CircuitBreaker", "ErrorInfo", "FAULTS", "FatalToolError", "FaultyTool",
     "HTTPStatusError", "PartialResult", "RealClock", "RetryBudget", "RetryOutcome", "RetryPolicy",
@@ -25,4 +52,5 @@ __all__ = [
     "estimate_tokens", "evaluate_tool_result", "fit_for_model", "format_tool_message", "get_clock",
     "inject_faults", "parse_tool_call", "parse_tool_result", "redact", "safe_str", "set_clock", "shrink_json",
     "smart_truncate", "split_task_context", "to_markdown_table", "use_clock", "with_task_context",
+    *_LAZY,
 ]
