@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .parsing import dumps, shrink_json
-from .results import ToolResult, classify_error, error_from_envelope, safe_str
+from .results import PartialResult, ToolResult, classify_error, error_from_envelope, safe_str
 from .safety import redact_value, tool_output_warnings
 
 __all__ = ["format_tool_message", "tool_content", "TaskContext", "with_task_context",
@@ -30,6 +30,9 @@ def _as_result(tool_name: str, result: Any) -> ToolResult:
     if isinstance(result, BaseException):
         info = classify_error(result)
         return ToolResult(tool_name, None, info.message, error_type=info.error_type, error_code=info.code)
+    if isinstance(result, PartialResult):  # what arrived is data; the model must also see what is missing
+        missing = safe_str(result.missing)
+        return ToolResult(tool_name, result.data, f"部分结果缺失：{missing}", error_type="partial", missing=missing)
     envelope = error_from_envelope(result)  # a tool's own {"status": "error", "error": {...}}
     if envelope is not None:
         return ToolResult(tool_name, result, envelope.message, error_type=envelope.error_type,

@@ -42,7 +42,7 @@ STATS_ROWS = 10_000          # query statistics look at most this many rows
 
 def estimate_tokens(text: str) -> int:
     """Rough token count: 4 ASCII characters or 1 CJK character ≈ 1 token."""
-    ascii_count = sum(1 for ch in text if ord(ch) < 128) if len(text) < 1_000_000 else len(text.encode("ascii", "ignore"))
+    ascii_count = len(text.encode("ascii", "ignore"))  # = characters below 128, at C speed
     return math.ceil(ascii_count / CHARS_PER_TOKEN + (len(text) - ascii_count))
 
 
@@ -330,6 +330,15 @@ def _is_records(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(r, dict) for r in value[:50])
 
 
+def _stat_number(value: Any) -> bool:
+    """A number statistics can use: finite, not bool, and small enough for float() (huge ints overflow)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return value.bit_length() <= 1000
+    return isinstance(value, float) and math.isfinite(value)
+
+
 def _query_summary(records: list, max_chars: int) -> dict:
     """First rows, the exact count, and simple statistics of numeric columns."""
     n = len(records)
@@ -340,7 +349,7 @@ def _query_summary(records: list, max_chars: int) -> dict:
         if not isinstance(row, dict):
             continue
         for key, value in row.items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            if _stat_number(value):
                 s = stats.setdefault(safe_str(key, 100), {"count": 0, "sum": 0, "min": value, "max": value})
                 s["count"] += 1
                 s["sum"] += value
@@ -406,7 +415,7 @@ def parse_tool_result(result: Any, max_tokens: int = 2000, kind: ToolKind | None
         max_tokens = max(1, min(max_tokens, int(context_tokens * read_share)))
     budget = max_tokens * CHARS_PER_TOKEN
     for _ in range(24):  # shrink the character budget until the token estimate fits
-        text = _parse(result, budget, kind, style)
+        text = _clean(_parse(result, budget, kind, style))  # no lone surrogate reaches the model
         tokens = estimate_tokens(text) if len(text) < 4 * budget else max_tokens + 1
         if tokens <= max_tokens or budget <= 16:
             return text

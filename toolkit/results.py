@@ -206,6 +206,16 @@ def _wait_or_none(seconds: float) -> float | None:
     return None if math.isnan(seconds) else max(seconds, 0.0)
 
 
+def _seconds(value: Any) -> float | None:
+    """A tool's own retry_after as seconds >= 0: a number or numeric text; None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        return _wait_or_none(float(value))
+    except (ValueError, OverflowError):
+        return None
+
+
 def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
     """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or HTTP date).
 
@@ -253,7 +263,7 @@ def classify_error(exc: BaseException) -> ErrorInfo:
     if isinstance(exc, ToolError):
         kind = RETRYABLE if exc.error_type == RETRYABLE else FATAL
         code = safe_str(exc.code, 80) if isinstance(exc.code, str) and exc.code else "TOOL_ERROR"
-        return ErrorInfo(kind, code, detail or name, _attr(exc, "retry_after"))
+        return ErrorInfo(kind, code, detail or name, _seconds(_attr(exc, "retry_after")))
 
     status = _http_status(exc)
     if status is not None:

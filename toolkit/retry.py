@@ -56,7 +56,10 @@ class Backoff:
     def ceiling(self, n: int) -> float:
         """The largest wait before retry `n` (0-based), before jitter."""
         exp = min(n, 1000)
-        return min(self.cap, self.base * self.factor ** exp)
+        try:
+            return min(self.cap, self.base * self.factor ** exp)
+        except OverflowError:  # factor ** n beyond float range (factor 3, n = 700): the cap holds
+            return self.cap if self.base > 0 else 0.0
 
     def wait(self, n: int, previous: float | None, rng: random.Random) -> float:
         """The wait before retry `n`, drawn from `rng`."""
