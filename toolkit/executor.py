@@ -272,8 +272,10 @@ class ToolExecutor:
         summary = _args_summary(args, kwargs)
         if self.breaker is not None and not self.breaker.allow(name, start):
             if fallback is not None:
-                return await self._execute(fallback.fn, fallback.name, args, kwargs, call_id=call_id,
-                                           kind=fallback.kind, policy=policy)
+                result = await self._execute(fallback.fn, fallback.name, args, kwargs, call_id=call_id,
+                                             kind=fallback.kind, policy=policy)
+                result.note = f"工具 {name} 连续失败，已暂停调用（熔断）；这是备用工具 {fallback.name} 的结果"
+                return result
             return self._finish(ToolResult(
                 name, None, f"工具 {name} 连续失败，已暂停调用 {self.breaker.cooldown:g} 秒（熔断），请换用其他工具或稍后再试",
                 error_type=RETRYABLE, error_code="CIRCUIT_OPEN", attempts=0, call_id=call_id,

@@ -55,6 +55,8 @@ def tool_content(result: ToolResult) -> str:
         payload["missing"] = redact_value(result.missing)
     if result.attempts > 1:
         payload["attempts"] = result.attempts
+    if result.note:
+        payload["note"] = result.note
     warnings = tool_output_warnings(result.data, result.error, result.missing)
     if warnings:  # untrusted text stays data; the model sees the flag right after the status
         payload = {"status": payload.pop("status"), "warnings": warnings, **payload}
@@ -106,6 +108,10 @@ class TaskContext:
     task: str
     steps: list[str] = field(default_factory=list)
     done: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.done, int) or not 0 <= self.done <= len(self.steps):
+            raise ValueError(f"done must be an int between 0 and len(steps)={len(self.steps)}, got {self.done!r}")
 
     def render(self) -> str:
         total = len(self.steps)

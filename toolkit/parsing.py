@@ -306,8 +306,11 @@ def dumps(value: Any) -> str:
 # --- the five strategies ----------------------------------------------------------
 
 def to_markdown_table(records: list[dict], max_rows: int = 20) -> str:
-    """Render a list of flat dicts as a Markdown table (strategy 5, for people to read)."""
-    rows = list(itertools.islice(records, max_rows))
+    """Render a list of flat dicts as a Markdown table (strategy 5, for people to read).
+
+    A row that is not a dict is shown in a single "value" column; never raises.
+    """
+    rows = [row if isinstance(row, dict) else {"value": row} for row in itertools.islice(records, max_rows)]
     columns: list[str] = []
     for row in rows:
         for key in row:
@@ -357,7 +360,11 @@ def _query_summary(records: list, max_chars: int) -> dict:
                 s["max"] = max(s["max"], value)
     for s in stats.values():
         s["mean"] = round(s["sum"] / s["count"], 4)
-    note = "统计覆盖全部行" if step == 1 else f"统计基于均匀抽取的 {len(sample)} 行（估计值）"
+        if step > 1:  # a sample's sum and count are not the table's: leave them out, never mislead
+            s["sampled_rows"] = s.pop("count")
+            del s["sum"]
+    note = ("统计覆盖全部行" if step == 1 else
+            f"统计基于均匀抽取的 {len(sample)} 行：mean 是估计值，min/max 只是样本中的，没有给出总和")
     summary = {"row_count": n, "rows_shown": 0, "rows": [], "stats": stats,
                "note": f"结果共 {n} 行，只显示前几行；{note}。需要更多可缩小查询条件再查。"}
     for k in (20, 10, 5, 3, 1, 0):  # as many whole rows as fit unshrunk

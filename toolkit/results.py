@@ -48,6 +48,7 @@ class ToolResult:
     call_id: str | None = None
     started_at: float = 0.0
     args_summary: str | None = None
+    note: str | None = None
     trace: list = field(default_factory=list, repr=False)
 
     @property
@@ -277,7 +278,7 @@ def classify_error(exc: BaseException) -> ErrorInfo:
     names = _class_names(exc)
     if isinstance(exc, TimeoutError) or "APITimeoutError" in names or "TimeoutException" in names:
         return ErrorInfo(RETRYABLE, "TIMEOUT", f"请求超时，可以稍后重试（{where}）")
-    if isinstance(exc, ConnectionError) or names & {"APIConnectionError", "ConnectError", "NetworkError"}:
+    if isinstance(exc, ConnectionError) or names & {"APIConnectionError", "ConnectError", "NetworkError", "RemoteProtocolError"}:
         return ErrorInfo(RETRYABLE, "CONNECTION", f"网络连接失败，可以稍后重试（{where}）")
     if isinstance(exc, PermissionError):
         return ErrorInfo(FATAL, "PERMISSION_DENIED", f"权限不足，重试无用，需要用户授权（{where}）")

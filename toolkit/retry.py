@@ -173,7 +173,11 @@ class RetryPolicy:
         return deadline is None or self.worst_case() <= deadline
 
     def worst_case(self) -> float:
-        """Longest possible total time: all attempts timing out plus the longest waits."""
+        """Longest possible total time: all attempts timing out plus the longest waits.
+
+        With attempt_timeout None an attempt has no bound and counts as 0 s here:
+        set attempt_timeout (or a deadline) for a real bound.
+        """
         per_attempt = self.attempt_timeout or 0.0
         return (self.max_retries + 1) * per_attempt + self.backoff.worst_case(self.max_retries)
 

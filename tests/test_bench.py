@@ -1,0 +1,137 @@
+"""The bench harness itself (python -m bench): row selection, statistics, JSON output.
+
+Only the harness is tested here, quickly; the benchmarks themselves are not run
+by pytest (bench/ is outside testpaths). One real row runs in --quick mode.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import types
+from pathlib import Path
+
+import pytest
+
+from bench import _stats, notebooks, overhead, run
+from toolkit import ToolExecutor
+
+
+def _strict_json(path: Path) -> dict:
+    def refuse(token: str) -> None:
+        raise AssertionError(f"non-standard JSON constant {token} in {path}")
+    return json.loads(path.read_text(encoding="utf-8"), parse_constant=refuse)
+
+
+def test_quick_parse_row_writes_strict_json_with_machine_facts(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    assert run.main(["--quick", "--only", "2", "--out", str(out)]) == 0
+    report = _strict_json(out)
+    assert report["quick"] is True
+    assert [r["key"] for r in report["rows"]] == ["parse"]
+    facts = report["machine"]
+    assert facts["cpu_count"] >= 1 and facts["python"].startswith("3.")
+    assert set(run.PACKAGES) <= set(facts["packages"])
+    row = report["rows"][0]
+    assert row["status"] == "ok" and row["targets"]
+    assert all(t["met"] in (True, False) for t in row["targets"])
+    assert all(r["time_ms"]["median"] > 0 for r in row["data"]["records"]["1000"].values())
+    assert "parse_tool_result" in capsys.readouterr().out
+
+
+def test_markdown_renders_an_existing_results_file(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    report = {"rows": [{"number": "9", "en": "demo", "status": "ok",
+                        "lines": [{"en": "speed", "value": 1.5, "unit": "s", "spread": 0.1}],
+                        "targets": [_stats.target("快", "fast", 1.5, "<", 1.0, "s")]}]}
+    out.write_text(json.dumps(report), encoding="utf-8")
+    assert run.main(["--markdown", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "| | speed | 1.5 s (±5%) | | |" in text
+    assert "| | target: fast | 1.5 s | < 1 | **no** |" in text
+
+
+def test_select_rows_accepts_numbers_and_keys_in_table_order():
+    picked = run.select_rows("parallel,1")
+    assert [num for num, _ in picked] == ["1", "3"]
+    assert len(run.select_rows(None)) == len(run.ROWS)
+
+
+def test_unknown_row_is_a_usage_error_that_lists_the_choices(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        run.main(["--only", "7,overhead"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "未知的行：7" in err and "1=overhead" in err
+
+
+def test_a_failing_row_is_recorded_as_error_and_later_rows_still_run():
+    def boom(quick: bool = False) -> dict:
+        raise RuntimeError("故意失败")
+
+    broken = types.SimpleNamespace(KEY="broken", TITLE="坏的行", EN="broken", run=boom)
+    fine = types.SimpleNamespace(KEY="fine", TITLE="好的行", EN="fine",
+                                 run=lambda quick=False: _stats.row("fine", "好的行", "fine"))
+    rows = run.run_rows([("1", broken), ("2", fine)], quick=True, echo=False)
+    assert [r["status"] for r in rows] == ["error", "ok"]
+    assert "RuntimeError: 故意失败" in rows[0]["note"]
+    assert "== 1. 坏的行 [error]" in run.format_table({"rows": rows})
+
+
+def test_nan_becomes_null_in_the_written_file(tmp_path):
+    out = tmp_path / "sub" / "r.json"
+    run.write_json({"x": math.nan, "y": [math.inf, 1.0]}, out)
+    assert _strict_json(out) == {"x": None, "y": [None, 1.0]}
+    assert not out.with_name("r.json.tmp").exists()
+
+
+def test_rounds_rotate_which_contender_goes_first():
+    order: list[str] = []
+    contenders = {name: (lambda n=name: order.append(n) or 0.0) for name in "abc"}
+    results = _stats.interleaved(contenders, rounds=3, warmup=False)
+    assert order == ["a", "b", "c", "b", "c", "a", "c", "a", "b"]
+    assert all(len(v) == 3 for v in results.values())
+
+
+def test_summarize_reports_median_quartiles_and_relative_spread():
+    s = _stats.summarize([4.0, 1.0, 3.0, 2.0, 5.0])
+    assert (s["median"], s["p25"], s["p75"], s["min"], s["max"], s["n"]) == (3.0, 2.0, 4.0, 1.0, 5.0, 5)
+    assert s["spread"] == pytest.approx(2.0 / 3.0)
+    with pytest.raises(ValueError):
+        _stats.summarize([])
+
+
+def test_targets_say_met_missed_or_unmeasured():
+    assert _stats.target("a", "a", 0.2, "<=", 0.33)["met"] is True
+    assert _stats.target("a", "a", 7.0, "<", 5.0)["met"] is False
+    assert _stats.target("a", "a", None, "<", 5.0)["met"] is None
+    with pytest.raises(ValueError):
+        _stats.target("a", "a", 1.0, "==", 1.0)
+
+
+def test_every_overhead_contender_runs_and_ours_keeps_history():
+    executor = ToolExecutor(max_retries=overhead.MAX_RETRIES)
+
+    async def measure() -> dict:
+        both = {**overhead.noop_contenders(5, executor),
+                **{f"real_{k}": v for k, v in overhead.realistic_contenders(5, executor).items()}}
+        return await _stats.ainterleaved(both, rounds=2)
+
+    times = asyncio.run(measure())
+    assert all(len(v) == 2 and all(t > 0 for t in v) for v in times.values())
+    assert len(executor.call_history) == 3 * 5 * 3  # execute, real execute, run_tool_call: warm-up + 2 rounds
+    assert all(r.ok and r.trace for r in executor.call_history)
+
+
+def test_notebook_row_finds_notebooks_and_sums_cell_times_per_notebook(tmp_path):
+    (tmp_path / "01_parse.ipynb").write_text(notebooks.EMPTY_NOTEBOOK, encoding="utf-8")
+    (tmp_path / ".ipynb_checkpoints").mkdir()
+    (tmp_path / ".ipynb_checkpoints" / "01_parse-checkpoint.ipynb").write_text("{}", encoding="utf-8")
+    assert [p.name for p in notebooks.find_notebooks(tmp_path)] == ["01_parse.ipynb"]
+    junit = tmp_path / "j.xml"
+    junit.write_text('<testsuites><testsuite>'
+                     '<testcase classname="notebooks.01_parse.ipynb" name="Cell 0" time="1.5"/>'
+                     '<testcase classname="notebooks.01_parse.ipynb" name="Cell 1" time="0.25"/>'
+                     '<testcase classname="notebooks.02_retry.ipynb" name="Cell 0" time="2"/>'
+                     '</testsuite></testsuites>', encoding="utf-8")
+    assert notebooks.per_notebook(junit) == {"01_parse.ipynb": 1.75, "02_retry.ipynb": 2.0}
