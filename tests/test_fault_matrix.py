@@ -5,7 +5,7 @@ Rows are faults (timeout, hang, connection reset, 429 with Retry-After, 500, 503
 partial result, 10 MB of output, output json cannot serialize, an exception
 whose str() raises, the tool's own error envelope). Columns are the layers:
 call_tool_with_retry, ToolExecutor.run_tool_call through a registry, and
-run_agent with a scripted model behind the real openai SDK (no network).
+run_agent with a scripted model behind the real openai SDK over HTTP on 127.0.0.1.
 Each cell checks attempts, final status, error type and code; no fault ever
 escapes as an exception. Time is simulated. `pytest -s` prints the table and
 writes it as Markdown to the temp directory.
@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-import httpx2
-import openai
 import pytest
+from scripted_model import scripted_client
 
 from toolkit import (Backoff, HTTPStatusError, RetryPolicy, SimulatedClock, Tool, ToolExecutor, ToolRegistry,
                      call_tool_with_retry, inject_faults, use_clock)
@@ -193,33 +192,6 @@ def via_executor(fault: Fault) -> Cell:
                                   [a.wait_after for a in result.trace if a.wait_after])
 
 
-def scripted_client(replies: list[dict], api_key: str = "sk-scripted-0000000000") -> tuple[openai.OpenAI, list]:
-    """A real openai.OpenAI client whose HTTP goes to a script (httpx2.MockTransport, no network).
-
-    Reply i answers request i: {"tool_calls": [(name, arguments)]} or {"content": "..."}.
-    Returns (client, requests) where requests collects every request body sent.
-    """
-    requests: list[dict] = []
-
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        requests.append(json.loads(request.content))
-        reply = replies[min(len(requests), len(replies)) - 1]
-        message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
-        if reply.get("tool_calls"):
-            message["tool_calls"] = [{"id": f"call_{len(requests)}_{i}", "type": "function",
-                                      "function": {"name": name, "arguments": arguments}}
-                                     for i, (name, arguments) in enumerate(reply["tool_calls"], 1)]
-        body = {"id": f"chatcmpl-{len(requests)}", "object": "chat.completion", "created": 0,
-                "model": "scripted", "choices": [{"index": 0, "message": message,
-                                                  "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop"}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
-        return httpx2.Response(200, json=body)
-
-    client = openai.OpenAI(api_key=api_key, base_url="http://scripted.invalid/v1", max_retries=0,
-                           http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
-    return client, requests
-
-
 def via_agent(fault: Fault) -> Cell:
     """run_agent: the scripted model calls the tool once, then answers from the tool message."""
     from toolkit.agent import run_agent
@@ -236,14 +208,6 @@ def via_agent(fault: Fault) -> Cell:
         result = run.tool_results[0]
         return _cell_from_content(result.attempts, tool_messages[0]["content"], clock.now(),
                                   [a.wait_after for a in result.trace if a.wait_after])
-
-
-def _agent_available() -> bool:
-    try:
-        from toolkit.agent import run_agent  # noqa: F401
-    except Exception:
-        return False
-    return True
 
 
 LAYERS: dict[str, Callable[[Fault], Cell]] = {"retry": via_retry, "executor": via_executor, "agent": via_agent}
@@ -297,8 +261,6 @@ def check_cell(layer: str, fault: Fault, cell: Cell) -> None:
 
 @pytest.mark.parametrize("layer,key", CASES)
 def test_fault_is_reported_not_raised(layer: str, key: str) -> None:
-    if layer == "agent" and not _agent_available():
-        pytest.skip("toolkit.agent is not importable")
     fault = BY_KEY[key]
     cell = LAYERS[layer](fault)  # any exception here is a fault that escaped
     check_cell(layer, fault, cell)
@@ -318,7 +280,7 @@ def _clip(text: str, n: int = 40) -> str:
 
 def build_matrix() -> list[dict[str, Any]]:
     """Run every fault through every layer; one dict per row with a Cell (or None) per layer."""
-    layers = {k: v for k, v in LAYERS.items() if k != "agent" or _agent_available()}
+    layers = dict(LAYERS)
     rows = []
     for fault in FAULT_ROWS:
         row: dict[str, Any] = {"fault": fault}
