@@ -8,16 +8,12 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import sys
 import types
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/ is not installed: import it from the repo
-
-from bench import _stats, notebooks, overhead, run  # noqa: E402
-from toolkit import ToolExecutor  # noqa: E402
+from bench import _stats, notebooks, overhead, run  # importable from the repo root: pytest's pythonpath
+from toolkit import ToolExecutor
 
 
 def _strict_json(path: Path) -> dict:

@@ -1,0 +1,124 @@
+"""Row 5: the notebook suite under nbval, next to the floor of running empty notebooks.
+
+The suite: `pytest --nbval --nbval-current-env notebooks/` (total wall time, and
+per notebook from the JUnit report: each notebook's cells, its kernel start
+included). The floor: the same command on as many empty notebooks (one `pass`
+cell each), i.e. what starting kernels and pytest costs with no lesson in them.
+Suite and floor alternate. With no notebooks yet, only the floor is measured.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from pathlib import Path
+
+from ._stats import line, per_round, row, summarize, target
+
+KEY = "notebooks"
+TITLE = "笔记本套件（nbval）对比空笔记本下限"
+EN = "Notebook suite (nbval) vs the empty-notebook floor"
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+
+EMPTY_NOTEBOOK = """{
+ "cells": [{"cell_type": "code", "execution_count": 1, "id": "c0", "metadata": {}, "outputs": [],
+            "source": ["pass"]}],
+ "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+              "language_info": {"name": "python"}},
+ "nbformat": 4, "nbformat_minor": 5
+}
+"""
+
+
+def find_notebooks(folder: Path | None = None) -> list[Path]:
+    """The chapter notebooks (checkpoints excluded), sorted by name."""
+    folder = folder or NOTEBOOKS
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
+def _sanitize_args() -> list[str]:
+    found = sorted(NOTEBOOKS.glob("*sanitize*.cfg")) + sorted((ROOT / "tests").glob("*sanitize*.cfg"))
+    return ["--nbval-sanitize-with", str(found[0])] if found else []
+
+
+def run_nbval(target_path: Path, junit: Path) -> tuple[float, int, str]:
+    """Run nbval on a folder: (wall seconds, pytest exit code, last lines of its output)."""
+    cmd = [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "-q", "-p", "no:cacheprovider",
+           f"--junitxml={junit}", *_sanitize_args(), str(target_path)]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1800,
+                          env={**os.environ, "PYTHONWARNINGS": os.environ.get("PYTHONWARNINGS", "")})
+    wall = time.perf_counter() - t0
+    tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
+    return wall, proc.returncode, tail
+
+
+def per_notebook(junit: Path) -> dict[str, float]:
+    """Seconds per notebook from a JUnit report (cells summed, kernel start included)."""
+    times: dict[str, float] = defaultdict(float)
+    if not junit.exists():
+        return {}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        name = case.get("classname") or case.get("file") or "?"
+        times[name.rsplit(".ipynb", 1)[0].rsplit(".", 1)[-1] + ".ipynb"] += float(case.get("time") or 0)
+    return dict(times)
+
+
+def make_empty_notebooks(folder: Path, count: int) -> None:
+    for i in range(count):
+        (folder / f"empty_{i:02d}.ipynb").write_text(EMPTY_NOTEBOOK, encoding="utf-8")
+
+
+def run(quick: bool = False) -> dict:
+    """Measure row 5; returns the row dict (see _stats.row)."""
+    notebooks = find_notebooks()
+    rounds = 1 if quick else 2
+    count = max(len(notebooks), 1)
+    with tempfile.TemporaryDirectory(prefix="bench-nb-") as tmp:
+        floor_dir = Path(tmp) / "empty"
+        floor_dir.mkdir()
+        make_empty_notebooks(floor_dir, count)
+        floors, suites, per_nb, failures = [], [], defaultdict(list), []
+        for r in range(rounds):
+            order = ("floor", "suite") if r % 2 == 0 else ("suite", "floor")
+            for what in order:
+                if what == "suite" and not notebooks:
+                    continue
+                junit = Path(tmp) / f"{what}_{r}.xml"
+                wall, code, tail = run_nbval(floor_dir if what == "floor" else NOTEBOOKS, junit)
+                if code != 0:
+                    failures.append({"what": what, "exit_code": code, "tail": tail})
+                (floors if what == "floor" else suites).append(wall)
+                if what == "suite":
+                    for name, secs in per_notebook(junit).items():
+                        per_nb[name].append(secs)
+    floor = summarize(floors)
+    lines = [line(f"下限：{count} 个空笔记本", f"floor: {count} empty notebook(s)", floor["median"], "s",
+                  floor["spread"])]
+    targets = []
+    data = {"notebooks": [p.name for p in notebooks], "floor_s": floor, "rounds": rounds, "failures": failures}
+    if not notebooks:
+        note = "还没有笔记本（notebooks/ 中没有 .ipynb）：只测了启动内核并运行一个空笔记本的下限"
+        return row(KEY, TITLE, EN, lines=lines, status="skipped", note=note, data=data)
+    suite = summarize(suites)
+    ratio = summarize(per_round(suites, floors, lambda a, b: a / b))
+    lines += [line(f"nbval 全部 {len(notebooks)} 个笔记本", f"nbval, all {len(notebooks)} notebooks", suite["median"],
+                   "s", suite["spread"]),
+              line("比值 套件 / 下限", "ratio suite / floor", ratio["median"], "×", ratio["spread"])]
+    for name, secs in sorted(per_nb.items()):
+        s = summarize(secs)
+        lines.append(line(f"  {name}", f"  {name}", s["median"], "s"))
+    targets.append(target("套件 / 下限 ≤ 2", "suite / floor ≤ 2", ratio["median"], "<=", 2.0, "×"))
+    note = f"{rounds} 轮，套件与下限交替；每个笔记本的时间含其内核启动（JUnit 报告）"
+    if failures:
+        note += f"；有 {len(failures)} 次运行未全部通过（见 JSON 中 failures）"
+    data.update({"suite_s": suite, "ratio": ratio, "per_notebook_s": {k: summarize(v) for k, v in per_nb.items()}})
+    return row(KEY, TITLE, EN, lines=lines, targets=targets, note=note, data=data)

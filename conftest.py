@@ -1,0 +1,11 @@
+"""Makes the whole test session hermetic, notebooks included.
+
+nbval's kernels inherit this process's environment, so the settings that pick a
+model are removed here, before any kernel starts: every test and notebook talks
+to the offline stand-in model, whatever a developer's shell or .env says.
+"""
+import os
+
+for _name in ("OPENAI_API_KEY", "DASHSCOPE_API_KEY", "MODEL_BASE_URL", "MODEL_NAME", "OPENAI_BASE_URL"):
+    os.environ.pop(_name, None)
+os.environ["TOOLKIT_DOTENV"] = "none"  # never read the project's .env during tests
