@@ -4,6 +4,8 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -527,3 +529,28 @@ def test_each_tool_has_its_own_circuit(sim_clock):
     run(executor.execute(Flaky(ConnectionError()), "a"))
     assert run(executor.execute(Flaky(ConnectionError()), "a")).error_code == "CIRCUIT_OPEN"
     assert run(executor.execute(Flaky(value=1), "b")).ok
+
+
+def test_schema_validator_is_built_once_per_tool():
+    registry = ToolRegistry()
+    registry.register(lambda city: city, name="weather",
+                      parameters={"type": "object", "properties": {"city": {"type": "string"}}})
+    tool = registry.get("weather")
+    assert registry.check_arguments(tool, '{"city": "上海"}') == ({"city": "上海"}, None)
+    first = registry._validator(tool)
+    assert registry.check_arguments(tool, '{"city": 1}')[1].code == "INVALID_ARGUMENTS"
+    assert registry._validator(tool) is first
+    registry.register(lambda city: city, name="weather", parameters={"type": "object"})  # replaced
+    assert registry._validator(registry.get("weather")) is not first
+
+
+def test_first_schema_check_skips_the_iri_grammar_but_leaves_it_importable():
+    code = ("import sys, importlib.util\n"
+            "from toolkit.executor import _jsonschema\n"
+            "_jsonschema()\n"
+            "assert 'rfc3987_syntax' not in sys.modules\n"
+            "if importlib.util.find_spec('rfc3987_syntax'):\n"
+            "    import rfc3987_syntax\n"
+            "print('ok')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr

@@ -427,9 +427,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     from .llm import ConfigError
 
-    # jsonschema imports rfc3987_syntax (about 1 s spent building a grammar) only to check "iri"
-    # formats, which tool-argument checking never asks for: skip it in this short-lived process.
-    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
     args = _parser().parse_args(argv)
     try:
         question = _read_question(args.question)

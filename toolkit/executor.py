@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import sys
 from collections import deque
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Iterable
@@ -104,11 +105,30 @@ def parse_tool_call(tool_call: Any) -> ToolCall:
                     "" if name is None else safe_str(name, 200), arguments)
 
 
+def _jsonschema() -> Any:
+    """jsonschema, imported on first use (importing toolkit stays fast).
+
+    jsonschema's optional IRI format checker imports rfc3987_syntax, which builds a
+    grammar at import time (about 1 s). Argument checking never checks formats, so
+    that module is hidden while jsonschema is first imported, and only then.
+    """
+    if "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules:
+        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # makes its import fail fast
+        try:
+            import jsonschema
+        finally:
+            del sys.modules["rfc3987_syntax"]
+    import jsonschema
+
+    return jsonschema
+
+
 class ToolRegistry:
     """The tools a model may call, their JSON schemas, and argument checking."""
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self._validators: dict[str, tuple[Tool, Any]] = {}
         for tool in tools:
             self.add(tool)
 
@@ -117,6 +137,13 @@ class ToolRegistry:
             raise ValueError(f"a tool needs a non-empty name, got {tool.name!r}")
         self._tools[tool.name] = tool
         return tool
+
+    def _validator(self, tool: Tool) -> Any:
+        """The tool's JSON-schema validator, built once per registered tool."""
+        cached = self._validators.get(tool.name)
+        if cached is None or cached[0] is not tool:
+            cached = self._validators[tool.name] = (tool, _jsonschema().Draft202012Validator(tool.parameters))
+        return cached[1]
 
     def register(self, fn: Callable | None = None, *, name: str | None = None,
                  description: str | None = None, parameters: dict | None = None,
@@ -167,11 +194,8 @@ class ToolRegistry:
         if not isinstance(args, dict):
             return None, ErrorInfo(FATAL, "INVALID_ARGUMENTS",
                                    f"工具 {tool.name} 的参数必须是 JSON 对象，收到的是 {type(args).__name__}")
-        import jsonschema  # lazy: importing toolkit stays fast
-
         try:
-            errors = sorted(jsonschema.Draft202012Validator(tool.parameters).iter_errors(args),
-                            key=lambda e: list(e.path))
+            errors = sorted(self._validator(tool).iter_errors(args), key=lambda e: list(e.path))
         except Exception as exc:  # a broken schema is the tool author's bug: say so
             return None, ErrorInfo(FATAL, "BAD_TOOL_SCHEMA", f"工具 {tool.name} 的参数定义有误：{safe_str(exc, 200)}")
         if errors:
@@ -280,9 +304,14 @@ class ToolExecutor:
                 name, None, f"工具 {name} 连续失败，已暂停调用 {self.breaker.cooldown:g} 秒（熔断），请换用其他工具或稍后再试",
                 error_type=RETRYABLE, error_code="CIRCUIT_OPEN", attempts=0, call_id=call_id,
                 started_at=start, args_summary=summary))
-        outcome = await call_tool_with_retry(lambda: tool_fn(*args, **kwargs), policy=policy or self.policy, clock=clock)
+        if _RESERVED.isdisjoint(kwargs):  # the tool's arguments go straight through
+            outcome = await call_tool_with_retry(tool_fn, *args, policy=policy or self.policy, clock=clock, **kwargs)
+        else:  # a tool argument named like one of call_tool_with_retry's own: hide them in a closure
+            outcome = await call_tool_with_retry(lambda: tool_fn(*args, **kwargs), policy=policy or self.policy,
+                                                 clock=clock)
         value, error = outcome
-        result = ToolResult(name, None, duration_ms=(clock.now() - start) * 1000.0, attempts=len(outcome.attempts),
+        end = clock.now()
+        result = ToolResult(name, None, duration_ms=(end - start) * 1000.0, attempts=len(outcome.attempts),
                             call_id=call_id, started_at=start, args_summary=summary, trace=outcome.attempts)
         if error is None and isinstance(value, PartialResult):
             result.data, result.truncated = _fit(value.data, self.result_max_chars, kind)
@@ -299,7 +328,7 @@ class ToolExecutor:
                 result.data, result.truncated = _fit(value, self.result_max_chars)
                 result.artifact = value
         if self.breaker is not None and result.error_type != PARTIAL:
-            self.breaker.record(name, result.error_type != RETRYABLE, clock.now())
+            self.breaker.record(name, result.error_type != RETRYABLE, end)
         return self._finish(result)
 
     def _finish(self, result: ToolResult) -> ToolResult:
@@ -308,7 +337,8 @@ class ToolExecutor:
         if stats is None:  # not setdefault(name, _Stats()): that builds a _Stats on every call
             stats = self._stats[result.name] = _Stats()
         stats.calls += 1
-        stats.retries += result.retries
+        if result.attempts > 1:
+            stats.retries += result.attempts - 1
         stats.duration_ms += result.duration_ms
         if result.ok:
             stats.success += 1
@@ -405,9 +435,14 @@ class ToolExecutor:
         self._stats.clear()
 
 
+_RESERVED = frozenset({"max_retries", "policy", "clock", "on_attempt"})  # call_tool_with_retry's own keywords
+
+
 def _fit(value: Any, max_chars: int, kind: ToolKind | None = None) -> tuple[Any, bool]:
     """fit_for_model, also counting a string's JSON escapes (a newline is 2 characters in JSON),
     with anything that looks like a key redacted (redaction only ever shortens)."""
+    if value is None:
+        return None, False
     data, cut = fit_for_model(value, max_chars, kind)
     for _ in range(3):
         if not isinstance(data, str) or len(dumps(data)) <= max_chars:

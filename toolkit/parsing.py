@@ -473,6 +473,8 @@ def fit_for_model(value: Any, max_chars: int, kind: ToolKind | None = None) -> t
     kinds: "write" keeps only status and id fields; "query" turns too many
     records into first rows + count + statistics. Work is bounded by max_chars.
     """
+    if value is None or value is True or value is False:  # the common no-data result: nothing to do
+        return value, False
     if kind == "write":
         value = _write_summary(value)
     if isinstance(value, (bytes, bytearray)):

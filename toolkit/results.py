@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-@dataclass
+@dataclass(slots=True)
 class ToolResult:
     """The outcome of one tool call, success or not.
 
@@ -131,8 +131,14 @@ _SECRET_PATTERNS = [
 ]
 
 
+# every pattern above contains one of these words: text without any of them has nothing to hide
+_SECRET_HINT = re.compile(r"(?i)sk-|bearer|api[_-]?key|token|secret|password|authorization")
+
+
 def redact(text: str) -> str:
     """Replace anything that looks like an API key or bearer token with ***."""
+    if not _SECRET_HINT.search(text):
+        return text
     for pattern in _SECRET_PATTERNS:
         if pattern.groups:
             text = pattern.sub(lambda m: m.group(1) + "***", text)

@@ -186,7 +186,7 @@ class RetryPolicy:
         return replace(self, **changes)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Attempt:
     """One try: when it ran (clock seconds), how it ended, and the wait that followed."""
 
@@ -226,13 +226,12 @@ class RetryOutcome(tuple):
         return [a.wait_after for a in self.attempts if a.wait_after > 0]
 
 
-async def _call_once(tool_fn: Callable, args: tuple, kwargs: dict, timeout: float | None, clock: Clock) -> Any:
-    """Run one attempt; sync tools run inline, async ones are raced against `timeout`."""
-    value = tool_fn(*args, **kwargs)
-    if not inspect.isawaitable(value):
-        return value
-    if timeout is None:
-        return await value
+async def _race(value: Awaitable[Any], timeout: float, clock: Clock) -> Any:
+    """Await an async tool's attempt, cancelled after `timeout` clock seconds (TimeoutError).
+
+    Sync tools run inline in the caller and cannot be cut short: wrap a blocking
+    one in asyncio.to_thread to give it a timeout.
+    """
     task = asyncio.ensure_future(value)
     timer = asyncio.ensure_future(clock.sleep(timeout))
     try:
@@ -310,15 +309,17 @@ async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], *ar
     attempts: list[Attempt] = []
     previous_wait: float | None = None
     n = 0
+    t0 = start
     while True:
         n += 1
-        t0 = clock.now()
         timeout = policy.attempt_timeout
         if policy.deadline is not None:
             remaining = policy.deadline - (t0 - start)
             timeout = remaining if timeout is None else min(timeout, remaining)
         try:
-            value = await _call_once(tool_fn, args, kwargs, timeout, clock)
+            value = tool_fn(*args, **kwargs)
+            if inspect.isawaitable(value):
+                value = await (value if timeout is None else _race(value, timeout, clock))
         except Exception as exc:  # BaseException (cancel, Ctrl-C, exit) is never caught
             info = policy.classify(exc)
             value = None
@@ -326,14 +327,15 @@ async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], *ar
             info = error_from_envelope(value)
             if info is None:
                 outcome = "partial" if isinstance(value, PartialResult) else "ok"
-                attempt = Attempt(n, t0, clock.now(), outcome)
+                end = clock.now()
+                attempt = Attempt(n, t0, end, outcome)
                 attempts.append(attempt)
                 if on_attempt:
                     on_attempt(attempt)
                 if policy.budget is not None:
                     policy.budget.refund()
                 return RetryOutcome(value, None, attempts=attempts, info=None, gave_up=None,
-                                    elapsed=clock.now() - start)
+                                    elapsed=end - start)
         t1 = clock.now()
         gave_up, wait = _decide(policy, info, n, previous_wait, clock, start, t1)
         attempt = Attempt(n, t0, t1, "timeout" if info.code == "TIMEOUT" else "error",
@@ -350,6 +352,7 @@ async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], *ar
                                 elapsed=clock.now() - start)
         previous_wait = wait
         await clock.sleep(wait)
+        t0 = clock.now()
 
 
 def _decide(policy: RetryPolicy, info: ErrorInfo, n: int, previous: float | None,

@@ -118,13 +118,6 @@ def tool_output_warnings(*values: Any) -> list[str]:
 
 # --- secrets inside tool output -------------------------------------------------------------
 
-_SECRET_HINT = re.compile(r"(?i)sk-|bearer|api[_-]?key|token|secret|password|authorization")
-
-
-def _redact_text(text: str) -> str:
-    return redact(text) if _SECRET_HINT.search(text) else text
-
-
 def redact_value(value: Any, depth: int = 0) -> Any:
     """A copy of a JSON-like `value` with every string (and dict key) passed through `redact`.
 
@@ -134,11 +127,11 @@ def redact_value(value: Any, depth: int = 0) -> Any:
     cut such data down). Never raises for JSON-like data.
     """
     if isinstance(value, str):
-        return _redact_text(value)
+        return redact(value)
     if depth >= _MAX_DEPTH:
         return value
     if isinstance(value, dict):
-        items = [(_redact_text(k) if isinstance(k, str) else k, redact_value(v, depth + 1)) for k, v in value.items()]
+        items = [(redact(k) if isinstance(k, str) else k, redact_value(v, depth + 1)) for k, v in value.items()]
         if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items())):
             return value
         return dict(items)
