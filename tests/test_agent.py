@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import openai
 import pytest
@@ -16,7 +16,7 @@ import pytest
 from toolkit import (FatalToolError, RetryableToolError, SimulatedClock, TaskContext, ToolExecutor, ToolRegistry,
                      split_task_context, use_clock)
 from toolkit.llm import config as llm_config
-from toolkit.llm import OFFLINE_MODEL, OfflineAPIError, OfflineServer, chat_completion, start_offline_server, tool_call
+from toolkit.llm import OFFLINE_MODEL, OfflineAPIError, OfflineServer, chat_completion, tool_call
 from toolkit.agent import SYSTEM_PROMPT, AgentRun, describe_model_error, run_agent, split_steps, task_context_for
 from toolkit.tools import DATA_DIR_ENV
 from toolkit.verify import check_answer
@@ -53,20 +53,6 @@ def sequence(*replies: Any) -> Callable[[dict], Any]:
 
 def client_for(server: OfflineServer) -> openai.OpenAI:
     return openai.OpenAI(api_key=SECRET, base_url=server.base_url, max_retries=0)
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[[Callable[[dict], Any]], OfflineServer]]:
-    """Start scripted servers for one test; all stopped afterwards."""
-    servers: list[OfflineServer] = []
-
-    def start(script: Callable[[dict], Any]) -> OfflineServer:
-        servers.append(start_offline_server(script))
-        return servers[-1]
-    yield start
-    for server in servers:
-        server.stop()
-        assert server.errors == []  # a script that raised would hide a real failure behind a 500
 
 
 # --- test tools ------------------------------------------------------------------------------
@@ -227,7 +213,6 @@ def test_a_different_argument_is_not_a_repeat(serve, tools):
                             text_reply("好")))
     result = run(server, registry=registry)
     assert len(counter.calls) == 2 and result.repeated_calls == 0
-
 
 
 def test_tool_call_without_an_id_gets_one_that_its_tool_message_matches(serve, tools):

@@ -13,11 +13,11 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
-from toolkit.llm import OfflineAPIError, OfflineServer, chat_completion, start_offline_server, tool_call
+from toolkit.llm import OfflineAPIError, OfflineServer, chat_completion, tool_call
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "sk-test-SECRET123456789abcdef"
@@ -51,19 +51,6 @@ def assert_one_line_failure(proc: subprocess.CompletedProcess, *words: str) -> N
     assert "Traceback" not in proc.stderr and SECRET not in proc.stderr
     for word in words:
         assert word in lines[0]
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[[Callable[[dict], Any]], OfflineServer]]:
-    servers: list[OfflineServer] = []
-
-    def start(script: Callable[[dict], Any]) -> OfflineServer:
-        servers.append(start_offline_server(script))
-        return servers[-1]
-    yield start
-    for server in servers:
-        server.stop()
-        assert server.errors == []
 
 
 def sales_model(request: dict) -> dict:

@@ -9,6 +9,7 @@ import asyncio
 import json
 import math
 import types
+from pathlib import Path
 
 import pytest
 

@@ -189,7 +189,7 @@ def test_interrupt_from_one_tool_stops_the_whole_batch(collect_interrupted_tasks
 
 def test_interrupt_from_tool_reaches_the_caller_of_run_agent(collect_interrupted_tasks) -> None:
     pytest.importorskip("toolkit.agent")
-    from scripted_model import scripted_client
+    from support import scripted_client
     from toolkit.agent import run_agent
 
     tool, calls = _raiser(KeyboardInterrupt, is_async=False)

@@ -12,25 +12,11 @@ import pytest
 from toolkit import (CircuitBreaker, HTTPStatusError, PartialResult, RetryBudget, RetryPolicy, Tool, ToolExecutor,
                      ToolRegistry, dumps, format_tool_message, inject_faults, parse_tool_call)
 from toolkit.executor import ToolCall
+from support import Flaky
 
 
 def run(coro):
     return asyncio.run(coro)
-
-
-class Flaky:
-    """A sync tool that raises the given exceptions in turn, then returns `value`."""
-
-    def __init__(self, *errors: BaseException, value: object = "ok") -> None:
-        self.errors = list(errors)
-        self.value = value
-        self.calls = 0
-
-    def __call__(self, *args, **kwargs):
-        self.calls += 1
-        if self.errors:
-            raise self.errors.pop(0)
-        return self.value
 
 
 def openai_call(call_id: str, name: str, arguments) -> dict:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from scripted_model import scripted_client
+from support import scripted_client
 
 from toolkit import (Backoff, HTTPStatusError, RetryPolicy, SimulatedClock, Tool, ToolExecutor, ToolRegistry,
                      call_tool_with_retry, inject_faults, use_clock)

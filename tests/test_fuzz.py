@@ -9,8 +9,6 @@ examples each target tried and how many failures were found (`pytest -s`).
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
-import decimal
 import json
 import math
 import re
@@ -24,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolkit import (HTTPStatusError, PartialResult, RetryableToolError, FatalToolError, TaskContext, Tool,
+from toolkit import (HTTPStatusError, RetryableToolError, FatalToolError, TaskContext, Tool,
                      ToolExecutor, ToolRegistry, ToolResult, classify_error, evaluate_tool_result,
                      format_tool_message, parse_tool_call, parse_tool_result, redact, shrink_json, smart_truncate)
 from toolkit.decisions import ACTIONS

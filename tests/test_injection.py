@@ -135,7 +135,7 @@ def test_every_wire_format_carries_the_warning(fmt: str, key: str) -> None:
 
 def test_agent_hands_the_warning_to_the_model() -> None:
     pytest.importorskip("toolkit.agent")
-    from scripted_model import scripted_client
+    from support import scripted_client
     from toolkit.agent import run_agent
 
     registry = ToolRegistry([Tool("analyze_sales_csv", lambda: INJECTED, "销售统计",

@@ -12,26 +12,11 @@ import pytest
 
 from toolkit import (Backoff, HTTPStatusError, PartialResult, RetryBudget, RetryPolicy, SimulatedClock,
                      call_tool_with_retry, inject_faults, use_clock)
+from support import Flaky
 
 
 def run(coro):
     return asyncio.run(coro)
-
-
-class Flaky:
-    """A sync tool that raises the given exceptions in turn, then returns `value`."""
-
-    def __init__(self, *errors: BaseException, value: object = "ok") -> None:
-        self.errors = list(errors)
-        self.value = value
-        self.calls = 0
-
-    def __call__(self, *args, **kwargs):
-        self.calls += 1
-        self.args = (args, kwargs)
-        if self.errors:
-            raise self.errors.pop(0)
-        return self.value
 
 
 class AlwaysFails:

@@ -176,7 +176,7 @@ def test_retry_budget_is_shared_by_all_tools_and_refilled_by_successes() -> None
 def test_agent_loop_with_a_failing_dependency_stays_bounded() -> None:
     """A model that keeps asking (10 parallel calls a turn, new arguments each time) cannot run away."""
     pytest.importorskip("toolkit.agent")
-    from scripted_model import scripted_client
+    from support import scripted_client
     from toolkit.agent import run_agent
 
     flaky = _always("unavailable")
@@ -199,7 +199,7 @@ def test_agent_loop_with_a_failing_dependency_stays_bounded() -> None:
 
 def test_agent_refuses_the_same_failed_call_instead_of_running_it_again() -> None:
     pytest.importorskip("toolkit.agent")
-    from scripted_model import scripted_client
+    from support import scripted_client
     from toolkit.agent import run_agent
 
     denied = _always("permission")

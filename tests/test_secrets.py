@@ -169,7 +169,7 @@ def test_config_errors_never_show_the_key() -> None:
 
 def test_agent_transcript_never_shows_the_key() -> None:
     pytest.importorskip("toolkit.agent")
-    from scripted_model import scripted_client
+    from support import scripted_client
     from toolkit.agent import run_agent
 
     registry = ToolRegistry([Tool(name, fn, name, SCHEMA) for name, fn in _tools().items()])

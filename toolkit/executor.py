@@ -112,14 +112,14 @@ def _jsonschema() -> Any:
     grammar at import time (about 1 s). Argument checking never checks formats, so
     that module is hidden while jsonschema is first imported, and only then.
     """
-    if "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules:
+    hide = "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules
+    if hide:
         sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # makes its import fail fast
-        try:
-            import jsonschema
-        finally:
+    try:
+        import jsonschema
+    finally:
+        if hide:
             del sys.modules["rfc3987_syntax"]
-    import jsonschema
-
     return jsonschema
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import toolkit
 
-__all__ = ["DATA_DIR_ENV", "LOGICAL_PREFIX", "data_dir", "resolve_input", "envelope", "error_envelope",
+__all__ = ["DATA_DIR_ENV", "LOGICAL_PREFIX", "data_dir", "resolve_input", "find_input", "envelope", "error_envelope",
            "load_json_data"]
 
 DATA_DIR_ENV = "TOOLKIT_DATA_DIR"
@@ -84,17 +84,26 @@ def resolve_input(path: object) -> tuple[Path, str] | dict:
     return target, "/".join([LOGICAL_PREFIX, *parts])
 
 
-def load_json_data(name: str) -> tuple[Any, str] | dict:
-    """Read one of the tools' own JSON data files: (value, logical path) or an error envelope.
-
-    Missing file -> FILE_NOT_FOUND; unreadable or not JSON -> INVALID_DATA_FILE.
-    """
-    where = resolve_input(name)
+def find_input(path: object) -> tuple[Path, str] | dict:
+    """resolve_input, plus FILE_NOT_FOUND (an envelope) when the file does not exist."""
+    where = resolve_input(path)
     if isinstance(where, dict):
         return where
     real, logical = where
     if not real.is_file():
         return error_envelope("FILE_NOT_FOUND", f"找不到教学数据文件 {logical}", [logical])
+    return where
+
+
+def load_json_data(name: str) -> tuple[Any, str] | dict:
+    """Read one of the tools' own JSON data files: (value, logical path) or an error envelope.
+
+    Missing file -> FILE_NOT_FOUND; unreadable or not JSON -> INVALID_DATA_FILE.
+    """
+    where = find_input(name)
+    if isinstance(where, dict):
+        return where
+    real, logical = where
     try:
         return json.loads(real.read_text(encoding="utf-8")), logical
     except (OSError, UnicodeError, ValueError, RecursionError) as exc:

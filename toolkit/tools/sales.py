@@ -15,7 +15,7 @@ import csv
 import io
 import re
 
-from ._files import error_envelope, envelope, resolve_input
+from ._files import envelope, error_envelope, find_input
 
 __all__ = ["analyze_sales_csv", "REQUIRED_COLUMNS", "CURRENCY_NOTE"]
 
@@ -47,12 +47,10 @@ def analyze_sales_csv(path: str = "sales.csv") -> dict:
     too many fields, no data rows, not UTF-8) INVALID_SALES_CSV whose message
     and "line" name the CSV line.
     """
-    where = resolve_input(path)
+    where = find_input(path)
     if isinstance(where, dict):
         return where
     real, logical = where
-    if not real.is_file():
-        return error_envelope("FILE_NOT_FOUND", f"找不到教学数据文件 {logical}", [logical])
     try:
         raw = real.read_bytes() if real.stat().st_size <= MAX_FILE_BYTES else None
     except OSError as exc:

@@ -1,9 +1,9 @@
-"""A scripted model behind the real openai SDK over real HTTP on 127.0.0.1.
+"""Helpers shared by several test files.
 
-`scripted_client(replies)` starts an OfflineServer whose model_fn plays the
-replies in order, and returns a real openai.OpenAI client pointed at it.
-Shared by the reliability tests (fault matrix, runaway, secrets, cancellation,
-injection); every server started here is stopped when the test process exits.
+`scripted_client(replies)` starts an OfflineServer (real HTTP on 127.0.0.1) whose
+model_fn plays the replies in order, and returns a real openai.OpenAI client
+pointed at it; every server started here is stopped when the process exits.
+`Flaky` is a sync tool that fails as told, then succeeds.
 """
 from __future__ import annotations
 
@@ -44,3 +44,20 @@ def _stop_all() -> None:
         server.stop()
 
 
+
+
+class Flaky:
+    """A sync tool that raises the given exceptions in turn, then returns `value`."""
+
+    def __init__(self, *errors: BaseException, value: object = "ok") -> None:
+        self.errors = list(errors)
+        self.value = value
+        self.calls = 0
+        self.args: tuple = ((), {})
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        self.args = (args, kwargs)
+        if self.errors:
+            raise self.errors.pop(0)
+        return self.value
