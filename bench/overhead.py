@@ -6,6 +6,8 @@ factor 2, cap 30 s), retry on errors. Ours keeps everything it always keeps:
 the ToolResult with timing, the attempt trace, classification of the value,
 history and per-tool statistics. The figure is the time per call above a
 bare `await tool()`, measured in interleaved rounds in one event loop.
+tenacity and stamina are benchmark-only dependencies (requirements-bench.txt),
+imported when this row runs.
 """
 from __future__ import annotations
 
@@ -15,9 +17,6 @@ import io
 import pstats
 import time
 from typing import Any, Awaitable, Callable
-
-import stamina
-import tenacity
 
 from toolkit import Backoff, RetryPolicy, Tool, ToolExecutor, ToolRegistry, call_tool_with_retry
 
@@ -42,12 +41,16 @@ async def weather(city: str) -> dict:
 
 
 def _tenacity(fn: Callable) -> Callable:
+    import tenacity
+
     return tenacity.retry(stop=tenacity.stop_after_attempt(MAX_RETRIES + 1),
                           wait=tenacity.wait_random_exponential(multiplier=1, max=30),
                           retry=tenacity.retry_if_exception_type(Exception), reraise=True)(fn)
 
 
 def _stamina(fn: Callable) -> Callable:
+    import stamina
+
     return stamina.retry(on=Exception, attempts=MAX_RETRIES + 1, timeout=None, wait_initial=1.0,
                          wait_exp_base=2, wait_max=30.0, wait_jitter=1.0)(fn)
 
@@ -63,6 +66,8 @@ def _batch(call: Callable[[], Awaitable[Any]], n: int) -> Callable[[], Awaitable
 
 
 async def _tenacity_ctx() -> None:
+    import tenacity
+
     async for attempt in tenacity.AsyncRetrying(
             stop=tenacity.stop_after_attempt(MAX_RETRIES + 1),
             wait=tenacity.wait_random_exponential(multiplier=1, max=30),
@@ -72,6 +77,8 @@ async def _tenacity_ctx() -> None:
 
 
 async def _stamina_ctx() -> None:
+    import stamina
+
     async for attempt in stamina.retry_context(on=Exception, attempts=MAX_RETRIES + 1, timeout=None,
                                                wait_initial=1.0, wait_exp_base=2, wait_max=30.0,
                                                wait_jitter=1.0):
