@@ -110,7 +110,9 @@ class SimulatedClock:
             heapq.heappop(self._waiters)
         if not self._waiters:
             return
-        if getattr(loop, "_ready", None):  # other work can still run: let it first
+        # CPython's asyncio keeps runnable callbacks in loop._ready (stable since 3.4, no public API):
+        # while anything else can still run, let it first. A loop without it (uvloop) just advances.
+        if getattr(loop, "_ready", None):
             self._schedule(loop)
             return
         wake_at = self._waiters[0][0]

@@ -31,12 +31,6 @@ class HTTPStatusError(Exception):
         self.headers = headers or {}
 
 
-def _raise(exc: BaseException) -> Callable[[], None]:
-    def fail() -> None:
-        raise exc
-    return fail
-
-
 # fault name -> (Chinese label for panels and charts, what it does)
 FAULTS: dict[str, str] = {
     "ok": "正常返回",
