@@ -436,7 +436,7 @@ def test_audit_records_have_every_field_and_no_secrets(sim_clock):
     registry.register(lambda token, city: {"city": city, "source": "weather.json"}, name="weather",
                       parameters={"type": "object"})
     executor = ToolExecutor(registry=registry)
-    run(executor.run_tool_call(openai_call("c1", "weather", {"token": "sk-abcdefghijklmnopqrstuvwxyz",
+    run(executor.run_tool_call(openai_call("c1", "weather", {"token": "sk-" + "abcdefghijklmnopqrstuvwxyz",
                                                              "city": "上海"})))
     run(executor.execute(Flaky(PermissionError("denied")), "denied"))
     records = executor.audit_records(task_id="task-1")

@@ -38,26 +38,25 @@ def _unknown_city(label: str, city: Any, known: list[str], source: list[str]) ->
                           source, known_cities=known)
 
 
-def _weather_table() -> tuple[dict, str] | dict:
-    loaded = load_json_data(WEATHER_FILE)
+def _table(file: str, key: str, container: type, what: str) -> tuple[dict, str] | dict:
+    """(the file's JSON, its logical path) when `key` holds a `container` of dicts, else an error envelope."""
+    loaded = load_json_data(file)
     if isinstance(loaded, dict):
         return loaded
     value, logical = loaded
-    cities = value.get("cities") if isinstance(value, dict) else None
-    if not isinstance(cities, dict) or not all(isinstance(v, dict) for v in cities.values()):
-        return error_envelope("INVALID_DATA_FILE", f"{logical} 缺少 cities 对象", [logical])
+    items = value.get(key) if isinstance(value, dict) else None
+    rows = items.values() if isinstance(items, dict) else items
+    if not isinstance(items, container) or not all(isinstance(row, dict) for row in rows):
+        return error_envelope("INVALID_DATA_FILE", f"{logical} 缺少 {key} {what}", [logical])
     return value, logical
+
+
+def _weather_table() -> tuple[dict, str] | dict:
+    return _table(WEATHER_FILE, "cities", dict, "对象")
 
 
 def _flight_table() -> tuple[dict, str] | dict:
-    loaded = load_json_data(FLIGHTS_FILE)
-    if isinstance(loaded, dict):
-        return loaded
-    value, logical = loaded
-    flights = value.get("flights") if isinstance(value, dict) else None
-    if not isinstance(flights, list) or not all(isinstance(f, dict) for f in flights):
-        return error_envelope("INVALID_DATA_FILE", f"{logical} 缺少 flights 列表", [logical])
-    return value, logical
+    return _table(FLIGHTS_FILE, "flights", list, "列表")
 
 
 def weather_cities() -> list[str]:
