@@ -449,3 +449,32 @@ def test_a_chart_shows_itself_as_png_in_a_notebook():
     fig = viz.truncation_map("短文本", "短文本")
     data = PNGFormatter()(fig)
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_timeline_ticks_the_servers_retry_after_where_the_trace_keeps_it():
+    from dataclasses import dataclass
+
+    from toolkit import Attempt, ToolResult
+
+    @dataclass(slots=True)
+    class HintedAttempt(Attempt):
+        retry_after: float | None = None
+
+    trace = [HintedAttempt(1, 0.0, 0.1, "error", "retryable", "RATE_LIMITED", "429", 3.0, retry_after=2.5),
+             HintedAttempt(2, 3.1, 3.2, "ok")]
+    fig = viz.retry_timeline(ToolResult("search", {"ok": 1}, attempts=2, trace=trace))
+    marks = collection(fig, "retry-after-marks").get_segments()
+    assert [list(seg[:, 0]) for seg in marks] == [[2.6, 2.6]]  # 0.1 s end + 2.5 s asked for
+    assert [t.get_text() for t in fig.axes[0].texts if t.get_gid() == "wait-label"] == ["3s Retry-After"]
+
+
+def test_bench_row_empties_a_chart_but_keeps_its_frame():
+    from bench import charts
+
+    executor, results = charts.history(40)
+    assert len(results) == 40 and executor.get_summary()["total_calls"] == 40
+    fig = charts.emptied(viz.call_stats(executor))
+    assert all(not ax.patches and not ax.lines and not ax.collections for ax in fig.axes)
+    assert fig.axes[0].get_title() == "每个工具的调用数（按最终状态）"
+    assert tuple(charts.blank_like(fig).get_size_inches()) == tuple(fig.get_size_inches())
+    assert charts.png_seconds(fig) > 0

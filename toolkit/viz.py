@@ -34,10 +34,8 @@ from typing import Any, Iterable, Sequence
 
 import matplotlib
 from matplotlib import font_manager
-from matplotlib.collections import PolyCollection
+from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch
-from matplotlib.lines import Line2D
 
 from .retry import Attempt, Backoff, RetryOutcome
 from .results import ToolResult
@@ -225,9 +223,11 @@ def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | No
     an executor, or one call's list of Attempt. Times are clock seconds from the first
     attempt of the batch. Each attempt is a bar (colours: OUTCOME_COLORS); each backoff
     wait is a dotted line across the gap with its length (a wait that followed a 429 is
-    blue and marked Retry-After); `deadline` (seconds from the batch start) is a red
+    blue and marked Retry-After; where an Attempt carries `retry_after`, a blue tick marks
+    the time the server asked for); `deadline` (seconds from the batch start) is a red
     dashed line. A call that never ran (circuit open, refused arguments) shows its code.
-    Waits are labelled when there are at most 20 rows; row labels thin out past 40 rows.
+    Rows are in the order given (call_history is in order of completion). Waits are
+    labelled when there are at most 20 rows; row labels thin out past 40 rows.
 
     Empty input: returns an empty-state figure saying there are no calls (no error).
     Raises TypeError for records it does not know.
@@ -250,6 +250,7 @@ def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | No
         wait_lines: list = []
         retry_after_lines: list = []
         skipped = []
+        hint_marks: list = []
         attempt_count = 0
         for y, row in enumerate(rows):
             for a in row.attempts:
@@ -259,8 +260,11 @@ def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | No
                 attempt_count += 1
                 if a.wait_after > 0:
                     w0, w1 = a.end - t0, a.end - t0 + a.wait_after
-                    limited = a.code == "RATE_LIMITED" or getattr(a, "retry_after", None) is not None
+                    hint = getattr(a, "retry_after", None)  # the server's own number, where the trace keeps it
+                    limited = a.code == "RATE_LIMITED" or hint is not None
                     (retry_after_lines if limited else wait_lines).append([(w0, y), (w1, y)])
+                    if hint is not None:
+                        hint_marks.append([(w0 + hint, y - 0.35), (w0 + hint, y + 0.35)])
                     if label_waits:
                         text = _fmt_seconds(a.wait_after) + (" Retry-After" if limited else "")
                         ax.text((w0 + w1) / 2, y + 0.12, text, ha="center", va="bottom", fontsize=7,
@@ -273,13 +277,15 @@ def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | No
             if polys:
                 ax.add_collection(PolyCollection(polys, facecolors=OUTCOME_COLORS[key], edgecolors="white",
                                                  linewidths=0.5, label=OUTCOME_LABELS[key], gid=f"attempts-{key}"))
-        from matplotlib.collections import LineCollection
         if wait_lines:
             ax.add_collection(LineCollection(wait_lines, colors=WAIT_COLOR, linestyles=":", linewidths=1.2,
                                              label="退避等待", gid="waits"))
         if retry_after_lines:
             ax.add_collection(LineCollection(retry_after_lines, colors=RETRY_AFTER_COLOR, linestyles="--",
                                              linewidths=1.2, label="按 Retry-After 等待", gid="retry-after-waits"))
+        if hint_marks:
+            ax.add_collection(LineCollection(hint_marks, colors=RETRY_AFTER_COLOR, linewidths=1.5,
+                                             label="服务器要求的 Retry-After", gid="retry-after-marks"))
         if skipped:
             ax.plot([rows[y].start - t0 for y in skipped], skipped, "x", color="#555555", markersize=5,
                     label="未执行（熔断/参数被拒）", gid="not-run")
@@ -288,7 +294,7 @@ def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | No
                        gid="deadline")
         ax.set_xlim(-span * 0.01, span * 1.04)
         ax.set_ylim(n - 0.5, -0.5)
-        step = 1 if n <= 40 else math.ceil(n / 40)
+        step = 1 if n <= 40 else math.ceil(n / 25)  # past 40 rows, about 25 labels
         ticks = list(range(0, n, step))
         ax.set_yticks(ticks, [rows[i].label for i in ticks], fontsize=8 if n <= 20 else 6)
         ax.set_xlabel("时间（秒，从第一次尝试算起）")
