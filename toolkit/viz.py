@@ -271,8 +271,9 @@ def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | No
                                 color=RETRY_AFTER_COLOR if limited else WAIT_COLOR, gid="wait-label")
             if not row.attempts:
                 skipped.append(y)
-                ax.text(row.start - t0, y, f" {row.note}", va="center", fontsize=7, color="#555555",
-                        gid="not-run-label")
+                if label_waits:
+                    ax.text(row.start - t0, y, f" {row.note}", va="center", fontsize=7, color="#555555",
+                            gid="not-run-label")
         for key, polys in boxes.items():
             if polys:
                 ax.add_collection(PolyCollection(polys, facecolors=OUTCOME_COLORS[key], edgecolors="white",
@@ -669,7 +670,7 @@ def budget_curve(sizes: Iterable[int] | None = None, *, max_chars: int = 2000) -
         ax.plot(sizes, ours, "o-", color=OUTCOME_COLORS["ok"], markersize=4,
                 label=f"parse_tool_result（max_tokens={max_chars // CHARS_PER_TOKEN}）", gid="budgeted")
         ax.axhline(max_chars, color="#999999", linestyle="--", linewidth=1,
-                   label=f"预算上限 {max_chars} 字符（中文按 1 字 1 token 计，实际更少）",
+                   label=f"预算 {max_chars // CHARS_PER_TOKEN} tokens ≈ {max_chars} 个英文字符（中文 1 字约 1 token）",
                    gid="budget")
         ax.set_xscale("log")
         ax.set_yscale("log")
