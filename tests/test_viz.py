@@ -477,3 +477,25 @@ def test_bench_row_empties_a_chart_but_keeps_its_frame():
     assert fig.axes[0].get_title() == "每个工具的调用数（按最终状态）"
     assert tuple(charts.blank_like(fig).get_size_inches()) == tuple(fig.get_size_inches())
     assert charts.png_seconds(fig) > 0
+
+
+def test_on_a_machine_without_system_fonts_the_shipped_font_is_chosen_and_every_label_renders():
+    # A fresh process that sees only matplotlib's own fonts (DejaVu), as on a fresh Linux box.
+    code = """
+import io, warnings
+from matplotlib import font_manager
+font_manager.fontManager.ttflist = [f for f in font_manager.fontManager.ttflist if "mpl-data" in f.fname]
+font_manager.fontManager._findfont_cached.cache_clear()
+from toolkit import viz, smart_truncate
+assert viz.font_family() == viz.SHIPPED_FAMILY, viz.font_family()
+warnings.simplefilter("error")
+text = "工具返回的日志\\n" * 500
+figs = [viz.backoff_strategies(3, seeds=5), viz.thundering_herd(10, retries=2), viz.call_stats([]),
+        viz.truncation_map(text, smart_truncate(text, 1000, 500, 300)), viz.budget_curve([10, 100])]
+for fig in figs:
+    fig.savefig(io.BytesIO(), format="png")
+print("rendered", len(figs))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "rendered 5"

@@ -76,7 +76,8 @@ def setup_fonts(prefer_system: bool = True) -> str:
         family = next((name for name in SYSTEM_CJK_FAMILIES if name in installed), SHIPPED_FAMILY)
     _font["family"] = family
     chain = _font_chain()
-    rest = [name for name in matplotlib.rcParams["font.sans-serif"] if name not in chain]
+    ours = set(chain) | {SHIPPED_FAMILY, *SYSTEM_CJK_FAMILIES}  # a second call replaces, not stacks, our choice
+    rest = [name for name in matplotlib.rcParams["font.sans-serif"] if name not in ours]
     # matplotlib falls back glyph by glyph only along an explicit family list, not inside "sans-serif"
     matplotlib.rcParams["font.family"] = chain + ["sans-serif"]
     matplotlib.rcParams["font.sans-serif"] = chain + rest
