@@ -464,7 +464,7 @@ def test_timeline_ticks_the_servers_retry_after_where_the_trace_keeps_it():
     fig = viz.retry_timeline(ToolResult("search", {"ok": 1}, attempts=2, trace=trace))
     marks = collection(fig, "retry-after-marks").get_segments()
     assert [list(seg[:, 0]) for seg in marks] == [[2.6, 2.6]]  # 0.1 s end + 2.5 s asked for
-    assert [t.get_text() for t in fig.axes[0].texts if t.get_gid() == "wait-label"] == ["3s Retry-After"]
+    assert [t.get_text() for t in fig.axes[0].texts if t.get_gid() == "wait-label"] == ["3.0s Retry-After"]
 
 
 def test_bench_row_empties_a_chart_but_keeps_its_frame():

@@ -178,7 +178,7 @@ def _fmt_seconds(seconds: float) -> str:
     if seconds >= 10:
         return f"{seconds:.0f}s"
     if seconds >= 1:
-        return f"{seconds:.1f}s".replace(".0s", "s")
+        return f"{seconds:.1f}s"
     return f"{seconds * 1000:.0f}ms"
 
 
@@ -268,7 +268,7 @@ def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | No
                         hint_marks.append([(w0 + hint, y - 0.35), (w0 + hint, y + 0.35)])
                     if label_waits:
                         text = _fmt_seconds(a.wait_after) + (" Retry-After" if limited else "")
-                        ax.text((w0 + w1) / 2, y + 0.12, text, ha="center", va="bottom", fontsize=7,
+                        ax.text((w0 + w1) / 2, y - 0.08, text, ha="center", va="bottom", fontsize=7,
                                 color=RETRY_AFTER_COLOR if limited else WAIT_COLOR, gid="wait-label")
             if not row.attempts:
                 skipped.append(y)
