@@ -9,7 +9,8 @@ Every function takes the toolkit's own records (`ToolResult.trace` / `Attempt`,
   the cell's last expression (or with `display(fig)`), whatever the backend, and a
   widget can save it as PNG;
 * axes, titles and legends are in Chinese; the same data draws the same picture
-  (same PNG bytes with the Agg backend);
+  (same PNG bytes with the Agg backend; for SVG set rcParams["svg.hashsalt"] and
+  pass metadata={"Date": None} to savefig);
 * sizes are modest (8 inches wide, 90 dpi) so stored notebook outputs stay small.
 
 Fonts: importing this module registers the CJK font subset shipped in toolkit/fonts
@@ -100,7 +101,7 @@ def _rc() -> dict[str, Any]:
     """rcParams every chart is drawn under, whatever the caller changed since import."""
     return {"font.family": _font_chain(), "font.sans-serif": _font_chain(), "axes.unicode_minus": False,
             "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8,
-            "xtick.labelsize": 8, "ytick.labelsize": 8, "svg.hashsalt": "toolkit.viz"}
+            "xtick.labelsize": 8, "ytick.labelsize": 8}
 
 
 class ChartFigure(Figure):
