@@ -113,8 +113,10 @@ class ChartFigure(Figure):
     """
 
     def _repr_png_(self) -> bytes:
+        # no bbox_inches="tight": the constrained layout already fits the labels, and
+        # "tight" would draw the whole figure twice
         buffer = io.BytesIO()
-        self.savefig(buffer, format="png", bbox_inches="tight")
+        self.savefig(buffer, format="png")
         return buffer.getvalue()
 
 
