@@ -17,11 +17,11 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Iterable
 
-from .clock import Clock, get_clock
+from .clock import Clock, get_clock, use_clock
 from .parsing import ToolKind, dumps, fit_for_model, shrink_json
 from .results import (FATAL, PARTIAL, RETRYABLE, ErrorInfo, PartialResult, ToolResult,
                       classify_error, redact, safe_str)
-from .retry import RetryBudget, RetryPolicy, call_tool_with_retry
+from .retry import RetryBudget, RetryPolicy, retry_call
 from .safety import redact_value
 
 __all__ = ["Tool", "ToolRegistry", "ToolExecutor", "CircuitBreaker", "ToolCall", "parse_tool_call"]
@@ -259,6 +259,9 @@ class ToolExecutor:
     history_limit: how many results `call_history` keeps (statistics count all).
     policy / breaker / budget: a RetryPolicy, a CircuitBreaker and a RetryBudget
     (shared by all tools) to use instead of the defaults.
+    clock: leave it None to use the current clock (`use_clock`), as everything
+    else does; a clock given here overrides the current one for this
+    executor's calls and everything they run (tools, inject_faults latency).
     """
 
     def __init__(self, max_retries: int = 3, result_max_chars: int = 8000, *,
@@ -284,14 +287,17 @@ class ToolExecutor:
         self.listeners: list[Callable[[ToolResult], None]] = []
 
     # --- one call ---------------------------------------------------------------
-    async def execute(self, tool_fn: Callable[..., Any], tool_name: str, *args: Any, **kwargs: Any) -> ToolResult:
+    async def execute(self, tool_fn: Callable[..., Any], tool_name: str, /, *args: Any, **kwargs: Any) -> ToolResult:
         """Run one tool (sync or async) with retries; returns a ToolResult, never raises for tool errors."""
-        return await self._execute(tool_fn, tool_name, args, kwargs)
+        if self.clock is None:
+            return await self._execute(tool_fn, tool_name, args, kwargs)
+        with use_clock(self.clock):
+            return await self._execute(tool_fn, tool_name, args, kwargs)
 
     async def _execute(self, tool_fn: Callable, name: str, args: tuple, kwargs: dict, *,
                        call_id: str | None = None, kind: ToolKind | None = None,
                        policy: RetryPolicy | None = None, fallback: Tool | None = None) -> ToolResult:
-        clock = self.clock or get_clock()
+        clock = get_clock()
         start = clock.now()
         summary = _args_summary(args, kwargs)
         if self.breaker is not None and not self.breaker.allow(name, start):
@@ -304,11 +310,7 @@ class ToolExecutor:
                 name, None, f"工具 {name} 连续失败，已暂停调用 {self.breaker.cooldown:g} 秒（熔断），请换用其他工具或稍后再试",
                 error_type=RETRYABLE, error_code="CIRCUIT_OPEN", attempts=0, call_id=call_id,
                 started_at=start, args_summary=summary))
-        if _RESERVED.isdisjoint(kwargs):  # the tool's arguments go straight through
-            outcome = await call_tool_with_retry(tool_fn, *args, policy=policy or self.policy, clock=clock, **kwargs)
-        else:  # a tool argument named like one of call_tool_with_retry's own: hide them in a closure
-            outcome = await call_tool_with_retry(lambda: tool_fn(*args, **kwargs), policy=policy or self.policy,
-                                                 clock=clock)
+        outcome = await retry_call(policy or self.policy, tool_fn, args, kwargs)  # no argument name is reserved
         value, error = outcome
         end = clock.now()
         result = ToolResult(name, None, duration_ms=(end - start) * 1000.0, attempts=len(outcome.attempts),
@@ -355,7 +357,12 @@ class ToolExecutor:
     async def run_tool_call(self, tool_call: Any, registry: ToolRegistry | None = None) -> ToolResult:
         """Run one model tool call through the registry: unknown tools, arguments that
         are not JSON or break the schema become error results, never exceptions."""
-        registry = registry or self.registry
+        if self.clock is not None:
+            with use_clock(self.clock):
+                return await self._run_tool_call(tool_call, registry or self.registry)
+        return await self._run_tool_call(tool_call, registry or self.registry)
+
+    async def _run_tool_call(self, tool_call: Any, registry: ToolRegistry) -> ToolResult:
         call = parse_tool_call(tool_call)
         tool = registry.get(call.name)
         if tool is None:
@@ -373,7 +380,7 @@ class ToolExecutor:
                                    policy=policy, fallback=fallback)
 
     def _refuse(self, call: ToolCall, info: ErrorInfo) -> ToolResult:
-        clock = self.clock or get_clock()
+        clock = get_clock()
         return self._finish(ToolResult(call.name or "(unknown)", None, info.message, error_type=info.error_type,
                                        error_code=info.code, attempts=0, call_id=call.id,
                                        started_at=clock.now(), args_summary=safe_str(call.arguments, 200)))
@@ -433,9 +440,6 @@ class ToolExecutor:
         """Forget history and statistics."""
         self.call_history.clear()
         self._stats.clear()
-
-
-_RESERVED = frozenset({"max_retries", "policy", "clock", "on_attempt"})  # call_tool_with_retry's own keywords
 
 
 def _fit(value: Any, max_chars: int, kind: ToolKind | None = None) -> tuple[Any, bool]:
