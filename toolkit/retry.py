@@ -19,7 +19,7 @@ from typing import Any, Awaitable, Callable, Iterable, Literal
 
 from . import wording
 from .clock import Clock, get_clock
-from .results import ErrorInfo, PartialResult, classify_error, error_from_envelope
+from .results import ErrorCode, ErrorInfo, PartialResult, classify_error, error_from_envelope
 
 __all__ = [
     "Backoff", "RetryPolicy", "RetryBudget", "Attempt", "RetryOutcome", "call_tool_with_retry",
@@ -121,7 +121,7 @@ class RetryBudget:
 
     def try_spend(self, info: ErrorInfo) -> bool:
         """Take the cost of retrying after `info`; False (and nothing taken) if it is not there."""
-        cost = self.timeout_cost if info.code == "TIMEOUT" else self.retry_cost
+        cost = self.timeout_cost if info.code == ErrorCode.TIMEOUT else self.retry_cost
         if self.tokens < cost:
             self.denied += 1
             return False
@@ -165,7 +165,7 @@ class RetryPolicy:
         """Retry only what can succeed next time and cannot do harm twice."""
         if not info.retryable:
             return False
-        if not self.idempotent and info.code not in ("RATE_LIMITED", "UNAVAILABLE"):
+        if not self.idempotent and info.code not in (ErrorCode.RATE_LIMITED, ErrorCode.UNAVAILABLE):
             return False
         return True
 
@@ -396,7 +396,7 @@ async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tup
                 return RetryOutcome(value, None, attempts=attempts, elapsed=end - start)
         t1 = clock.now()
         why, wait = _decide(policy, info, n, previous_wait, clock, start, t1)
-        attempt = Attempt(n, t0, t1, "timeout" if info.code == "TIMEOUT" else "error",
+        attempt = Attempt(n, t0, t1, "timeout" if info.code == ErrorCode.TIMEOUT else "error",
                           info.error_type, info.code, info.message, wait or 0.0)
         attempts.append(attempt)
         if on_attempt is not None:

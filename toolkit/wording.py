@@ -7,11 +7,11 @@ Imports nothing from the toolkit, so any module may use it.
 """
 from __future__ import annotations
 
-__all__ = ["attempt_timed_out", "gave_up", "partial_missing", "circuit_open", "fallback_note",
+__all__ = ["GIVE_UP_REASONS", "samples", "attempt_timed_out", "gave_up", "partial_missing", "circuit_open", "fallback_note",
            "fallback_refused", "unknown_tool", "arguments_not_json", "arguments_not_object",
            "arguments_invalid", "bad_tool_schema", "plugin_failed", "plugin_wrong_type"]
 
-_GIVE_UP = {
+GIVE_UP_REASONS = {
     "max_retries": "已重试 {r} 次仍未成功",
     "deadline": "剩余时间不足以再试一次（总时限 {d:g} 秒）",
     "budget": "本次运行的重试额度已用完，不再重试",
@@ -31,7 +31,7 @@ def gave_up(message: str, attempts: int, why: str | None, deadline: float | None
     """
     if attempts <= 1 and why in (None, "fatal"):
         return message
-    reason = _GIVE_UP.get(why or "", "").format(r=attempts - 1, d=deadline or 0)
+    reason = GIVE_UP_REASONS.get(why or "", "").format(r=attempts - 1, d=deadline or 0)
     return f"{message}；共尝试 {attempts} 次" + (f"，{reason}" if reason else "")
 
 
@@ -78,3 +78,17 @@ def plugin_failed(plugin: str, detail: str) -> str:
 
 def plugin_wrong_type(plugin: str, expected: str, got: str) -> str:
     return f"执行器的 {plugin} 插件返回了 {got}，应返回 {expected}；这是插件代码的问题，不是工具本身的问题"
+
+
+def samples() -> list[str]:
+    """Every sentence above with example values (tests check that none looks like an instruction)."""
+    return [attempt_timed_out(2.0), gave_up("请求超时", 4, "max_retries", None),
+            gave_up("请求超时", 2, "deadline", 12.0), gave_up("限流", 3, "budget", None),
+            gave_up("请求超时", 1, "not_idempotent", None), partial_missing("北京的天气接口超时"),
+            circuit_open("get_weather", 30.0), fallback_note("get_weather", "get_weather_backup"),
+            fallback_refused("get_weather", "get_weather_backup", "缺少参数 city"),
+            unknown_tool("get_wether", ["get_weather", "search_flights"]),
+            arguments_not_json("get_weather", "Expecting value"), arguments_not_object("get_weather", "list"),
+            arguments_invalid("get_weather", "city", "'火星' is not one of ['上海']"),
+            bad_tool_schema("get_weather", "'no-such-type' is not valid"),
+            plugin_failed("parse", "KeyError: 'data'"), plugin_wrong_type("truncate", "字符串 str", "NoneType")]
