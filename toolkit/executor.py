@@ -270,7 +270,9 @@ class ToolExecutor:
       max_chars (a string: its length; else its JSON's). Secrets are still
       redacted afterwards.
     truncate(text, max_chars) -> str: cuts text output longer than max_chars
-      (also a string parse returned); must return a str of at most max_chars.
+      (also a string parse returned); must return a str of at most max_chars
+      characters, which the model then sees as it is. Other output (dicts,
+      lists) still goes through the toolkit's fit_for_model.
     retry(tool_fn, *args, max_retries=N, **kwargs) -> (result, error), sync or
       async: replaces call_tool_with_retry; error is None or a str.
     A plug-in that raises or returns the wrong type gives an error ToolResult
@@ -376,10 +378,9 @@ class ToolExecutor:
             value = apply_parse(self.parse, value, max_chars)
         if self.truncate is not None and isinstance(value, str) and len(value) > max_chars:
             value = apply_truncate(self.truncate, value, max_chars)
-        if self.parse is not None:
+        if self.parse is not None or isinstance(value, str) and value is not raw:  # the plug-in's text stands
             return redact_value(value), not _same(value, raw)
-        data, cut = _fit(value, max_chars, kind)
-        return data, cut or value is not raw
+        return _fit(value, max_chars, kind)
 
     def _plugin_failed(self, name: str, exc: PluginError, call_id: str | None, start: float, summary: str,
                        result: ToolResult | None = None) -> ToolResult:

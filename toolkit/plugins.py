@@ -91,6 +91,7 @@ class _Counted:
         self.tool_fn, self.on_start, self.on_end = tool_fn, on_start, on_end
         self.attempts: list[Attempt] = []
         self.last_exception: Exception | None = None
+        self.awaitables: list[Any] = []  # the async tool's coroutines, closed if the retry never awaits them
         self.__name__ = getattr(tool_fn, "__name__", "tool")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -103,6 +104,7 @@ class _Counted:
             self._record(n, t0, None, exc)
             raise
         if inspect.isawaitable(value):
+            self.awaitables.append(value)
             return self._finish(value, n, t0)
         self._record(n, t0, value, None)
         return value
@@ -140,9 +142,17 @@ async def run_retry_plugin(retry: RetryFn, policy: RetryPolicy, tool_fn: Callabl
     Raises PluginError when retry raises or does not return (result, error)
     with error None or a str.
     """
-    clock = get_clock()
-    start = clock.now()
+    start = get_clock().now()
     counted = _Counted(tool_fn, on_attempt_start, on_attempt)
+    try:
+        return _outcome(counted, await _call_retry(retry, policy, counted, args, kwargs), start)
+    finally:
+        for pending in counted.awaitables:  # a sync retry around an async tool never awaits it
+            if inspect.iscoroutine(pending) and inspect.getcoroutinestate(pending) == inspect.CORO_CREATED:
+                pending.close()
+
+
+async def _call_retry(retry: RetryFn, policy: RetryPolicy, counted: "_Counted", args: tuple, kwargs: dict) -> Any:
     try:
         if "tool_fn" in kwargs or "max_retries" in kwargs:
             value = retry(lambda: counted(*args, **kwargs), max_retries=policy.max_retries)
@@ -152,6 +162,11 @@ async def run_retry_plugin(retry: RetryFn, policy: RetryPolicy, tool_fn: Callabl
             value = await value
     except Exception as exc:
         raise _raised("retry", exc) from exc
+    return value
+
+
+def _outcome(counted: "_Counted", value: Any, start: float) -> RetryOutcome:
+    """Check the retry's return value and build the RetryOutcome from it and the recorded attempts."""
     if not (isinstance(value, (tuple, list)) and len(value) == 2):
         raise _wrong("retry", "(result, error) 二元组", value)
     result, error = value
@@ -168,4 +183,4 @@ async def run_retry_plugin(retry: RetryFn, policy: RetryPolicy, tool_fn: Callabl
         else:
             found = error_from_envelope(result) or ErrorInfo(FATAL, ErrorCode.TOOL_ERROR, error)
         info = ErrorInfo(found.error_type, found.code, error, found.retry_after)
-    return RetryOutcome(result, error, attempts=attempts, info=info, elapsed=clock.now() - start)
+    return RetryOutcome(result, error, attempts=attempts, info=info, elapsed=get_clock().now() - start)
