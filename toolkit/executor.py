@@ -316,7 +316,9 @@ class ToolExecutor:
     # --- one call ---------------------------------------------------------------
     async def execute(self, tool_fn: Callable[..., Any], tool_name: str, /, *args: Any, **kwargs: Any) -> ToolResult:
         """Run one tool (sync or async) with retries; returns a ToolResult, never raises for tool errors."""
-        with self._clock_scope():
+        if self.clock is None:  # the common case, without a context manager per call
+            return await self._execute(tool_fn, tool_name, args, kwargs)
+        with use_clock(self.clock):
             return await self._execute(tool_fn, tool_name, args, kwargs)
 
     async def _execute(self, tool_fn: Callable, name: str, args: tuple, kwargs: dict, *,
@@ -345,22 +347,23 @@ class ToolExecutor:
             return self._plugin_failed(name, exc, call_id, start, summary)
         value, error = outcome
         end = clock.now()
+        fit = self._fit if self.parse is not None or self.truncate is not None else self._fit_default
         result = ToolResult(name, None, duration_ms=(end - start) * 1000.0, attempts=len(outcome.attempts),
                             call_id=call_id, started_at=start, args_summary=summary, trace=list(outcome.attempts))
         try:
             if error is None and isinstance(value, PartialResult):
-                result.data, result.truncated = self._fit(value.data, kind)
+                result.data, result.truncated = fit(value.data, kind)
                 result.artifact = value.data
                 result.missing = safe_str(value.missing)
                 result.error, result.error_type = wording.partial_missing(result.missing), PARTIAL
             elif error is None:
-                result.data, result.truncated = self._fit(value, kind)
+                result.data, result.truncated = fit(value, kind)
                 result.artifact = value
             else:
                 info = outcome.info
                 result.error, result.error_type, result.error_code = redact(error), info.error_type, info.code
                 if value is not None:  # the tool's own error envelope: show it to the model
-                    result.data, result.truncated = self._fit(value, None)
+                    result.data, result.truncated = fit(value, None)
                     result.artifact = value
         except PluginError as exc:
             return self._plugin_failed(name, exc, call_id, start, summary, result)
@@ -368,11 +371,13 @@ class ToolExecutor:
             self.breaker.record(name, not (result.status == "error" and result.error_type == RETRYABLE), end)
         return self._finish(result)
 
+    def _fit_default(self, value: Any, kind: ToolKind | None) -> tuple[Any, bool]:
+        """The budgeted data for `value`, the toolkit's way (fit_for_model, redacted)."""
+        return _fit(value, self.result_max_chars, kind)
+
     def _fit(self, value: Any, kind: ToolKind | None) -> tuple[Any, bool]:
-        """The budgeted data for `value`: the parse / truncate plug-ins if given, else the toolkit's."""
+        """The budgeted data for `value` through the parse / truncate plug-ins (PluginError if one fails)."""
         max_chars = self.result_max_chars
-        if self.parse is None and self.truncate is None:
-            return _fit(value, max_chars, kind)
         raw = value
         if self.parse is not None:
             value = apply_parse(self.parse, value, max_chars)
@@ -440,7 +445,9 @@ class ToolExecutor:
         A tool whose circuit is open goes to its fallback (Tool.fallback), which
         runs as itself: its own schema checks the arguments, its own `writes`
         decides whether a timeout may be retried."""
-        with self._clock_scope():
+        if self.clock is None:
+            return await self._run_tool_call(tool_call, registry or self.registry)
+        with use_clock(self.clock):
             return await self._run_tool_call(tool_call, registry or self.registry)
 
     async def _run_tool_call(self, tool_call: Any, registry: ToolRegistry) -> ToolResult:
