@@ -499,3 +499,19 @@ print("rendered", len(figs))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "rendered 5"
+
+
+def test_timeline_draws_the_calls_a_hook_saw_finish():
+    events = []
+    tools = [inject_faults(ok_tool, ["timeout", "ok"]), inject_faults(ok_tool, ["permission"])]
+
+    async def go():
+        executor = ToolExecutor(max_retries=2, hooks=[events.append])
+        await asyncio.gather(executor.execute(tools[0], "a"), executor.execute(tools[1], "b"))
+        return executor
+    executor = run(go)
+    fig = viz.retry_timeline(events)
+    from_history = viz.retry_timeline(executor.call_history)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == \
+        [t.get_text() for t in from_history.axes[0].get_yticklabels()]
+    assert sum(len(c.get_paths()) for c in fig.axes[0].collections if str(c.get_gid()).startswith("attempts-")) == 3

@@ -203,6 +203,9 @@ def _rows(calls: Any) -> list[_Row]:
         calls = list(calls)
     if calls and all(isinstance(c, Attempt) for c in calls):
         calls = [calls]  # a bare list of attempts is one call's trace
+    elif calls and all(type(c).__name__ == "ToolEvent" for c in calls):
+        # events a hook collected: each finished call's ToolResult carries its whole trace
+        calls = [e.result for e in calls if e.kind == "call_end" and e.result is not None]
     rows = []
     for i, call in enumerate(calls, 1):
         if isinstance(call, ToolResult):
@@ -224,7 +227,8 @@ def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | No
     """One row per call, one bar per attempt coloured by outcome, waits drawn as labelled gaps.
 
     calls: a ToolResult, a RetryOutcome, a list of them (e.g. `executor.call_history`),
-    an executor, or one call's list of Attempt. Times are clock seconds from the first
+    an executor, one call's list of Attempt, or the ToolEvents a hook collected (the
+    finished calls are drawn: their "call_end" events carry the results). Times are clock seconds from the first
     attempt of the batch. Each attempt is a bar (colours: OUTCOME_COLORS); each backoff
     wait is a dotted line across the gap with its length (a wait that followed a 429 is
     blue and marked Retry-After; where an Attempt carries `retry_after`, a blue tick marks
