@@ -515,3 +515,20 @@ def test_timeline_draws_the_calls_a_hook_saw_finish():
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == \
         [t.get_text() for t in from_history.axes[0].get_yticklabels()]
     assert sum(len(c.get_paths()) for c in fig.axes[0].collections if str(c.get_gid()).startswith("attempts-")) == 3
+
+
+def test_timeline_of_a_faulty_tools_calls_has_one_row_per_call_coloured_by_fault():
+    tool = inject_faults(ok_tool, ["timeout", "rate_limit", "permission"])
+
+    async def go():
+        executor = ToolExecutor(max_retries=3)
+        await executor.execute(tool, "a")  # timeout, 429, then permission: fatal, no more tries
+        return executor
+    run(go)
+    assert [c.fault for c in tool.calls] == ["timeout", "rate_limit", "permission"]
+    fig = viz.retry_timeline(tool)
+    assert [len(collection(fig, f"attempts-{k}").get_paths()) for k in ("timeout", "retryable", "fatal")] == [1, 1, 1]
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["1. 超时", "2. 限流 429（带 Retry-After）",
+                                                                     "3. 权限不足"]
+    assert viz.retry_timeline(tool.calls).axes[0].get_title() == fig.axes[0].get_title()
+    render(fig)

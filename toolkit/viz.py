@@ -194,13 +194,33 @@ class _Row:
         self.label, self.attempts, self.start, self.status, self.note = label, attempts, start, status, note
 
 
+# what each injected fault looks like from the caller's side (FaultyTool.calls)
+FAULT_OUTCOMES = {"ok": "ok", "partial": "partial", "timeout": "timeout", "hang": "timeout",
+                  "connection": "retryable", "rate_limit": "retryable", "server_error": "retryable",
+                  "unavailable": "retryable", "auth": "fatal", "permission": "fatal", "bad_args": "fatal"}
+
+
+def _fault_attempt(call: Any) -> Attempt:
+    kind = FAULT_OUTCOMES.get(call.fault, "retryable")
+    outcome = kind if kind in ("ok", "partial", "timeout") else "error"
+    error_type = kind if kind in ("retryable", "fatal") else None
+    return Attempt(call.number, call.start, call.end, outcome, error_type, call.fault)
+
+
 def _rows(calls: Any) -> list[_Row]:
     if isinstance(calls, (ToolResult, RetryOutcome)):
         calls = [calls]
     elif hasattr(calls, "call_history"):
         calls = list(calls.call_history)
+    elif isinstance(getattr(calls, "calls", None), list):  # a FaultyTool: every call it received
+        calls = list(calls.calls)
     else:
         calls = list(calls)
+    if calls and all(type(c).__name__ == "FaultCall" for c in calls):
+        from .faults import FAULTS
+
+        return [_Row(f"{c.number}. {FAULTS.get(c.fault, c.fault)}", [_fault_attempt(c)], c.start,
+                     "success" if c.fault == "ok" else "error") for c in calls]
     if calls and all(isinstance(c, Attempt) for c in calls):
         calls = [calls]  # a bare list of attempts is one call's trace
     elif calls and all(type(c).__name__ == "ToolEvent" for c in calls):
@@ -227,8 +247,10 @@ def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | No
     """One row per call, one bar per attempt coloured by outcome, waits drawn as labelled gaps.
 
     calls: a ToolResult, a RetryOutcome, a list of them (e.g. `executor.call_history`),
-    an executor, one call's list of Attempt, or the ToolEvents a hook collected (the
-    finished calls are drawn: their "call_end" events carry the results). Times are clock seconds from the first
+    an executor, one call's list of Attempt, the ToolEvents a hook collected (the
+    finished calls are drawn: their "call_end" events carry the results), or a
+    FaultyTool / its `.calls` (the tool's side: one row per call it received, coloured
+    by the fault injected; no waits, since the tool never sees them). Times are clock seconds from the first
     attempt of the batch. Each attempt is a bar (colours: OUTCOME_COLORS); each backoff
     wait is a dotted line across the gap with its length (a wait that followed a 429 is
     blue and marked Retry-After; where an Attempt carries `retry_after`, a blue tick marks
