@@ -29,8 +29,8 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 MODEL_NAME = "another-model-v2"
 API_KEY = "other-model-test-key"  # not key-shaped on purpose: nothing to redact, nothing to leak
 TAG = "〔另一个模型〕"
-# code that talks to whatever model the environment configures
-TALKS_TO_MODEL = re.compile(r"\brun_agent\(|\bmake_client\(\s*\)")
+# code that talks to whatever model the environment configures (AgentPanel asks it too, in its honest mode)
+TALKS_TO_MODEL = re.compile(r"\brun_agent\(|\bmake_client\(\s*\)|\bAgentPanel\(")
 CITY = re.compile(r"(北京|上海|广州|深圳|杭州|成都)")
 ROUTE = re.compile(r"(北京|上海|广州|深圳|杭州|成都)飞(北京|上海|广州|深圳|杭州|成都)")
 
