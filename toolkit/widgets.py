@@ -91,6 +91,11 @@ def _release(fig: Any) -> None:
         pyplot.close(fig)
 
 
+def _code(code: Any) -> str:
+    """An error code as plain text (a str Enum member shows its value, not its class name)."""
+    return str(getattr(code, "value", code))
+
+
 def _cell(text: Any, limit: int = 80) -> str:
     return html.escape(" ".join(safe_str(text, limit).split()))
 
@@ -451,7 +456,7 @@ def transcript_rows(run: Any) -> list[dict]:
             content = split_task_context(step["content"])[1]
             status = _STATUS.get(step["status"], step["status"])
             if step.get("error_code"):
-                status += f" {step['error_code']}"
+                status += f" {_code(step['error_code'])}"
             rows.append({"turn": step["turn"], "role": "工具", "tool": step["name"], "status": status,
                          "attempts": result.attempts if result is not None else "",
                          "excerpt": safe_str(" ".join(content.split()), 120)})
