@@ -57,6 +57,7 @@ RETRY_AFTER_S = 2.0           # the Retry-After a simulated 429 carries
 BUDGET_CAPACITY = 100         # retry budget when switched on: 20 retries (5 tokens each), 10 timeouts
 BREAKER_THRESHOLD, BREAKER_COOLDOWN = 5, 10.0
 PNG_DPI = 80
+_FAULT_LABELS = {"rate_limit": "限流 429", "partial": "部分结果"}  # short enough for the slider's label
 
 
 # --- shared plumbing ----------------------------------------------------------------------------
@@ -270,8 +271,8 @@ class FailurePanel(_Panel):
         wide = W.Layout(width="360px")
         self.rate_sliders = {
             kind: W.FloatSlider(value=rates.get(kind, 0.0), min=0.0, max=1.0, step=0.01, readout_format=".0%",
-                                description=FAULTS[kind] if kind != "rate_limit" else
-                                f"限流 429（Retry-After {RETRY_AFTER_S:g} 秒）", style=style, layout=wide)
+                                description=_FAULT_LABELS.get(kind, FAULTS[kind]), style=style, layout=wide,
+                                tooltip=f"{FAULTS[kind]}：每次调用以这个概率出现")
             for kind in FAULT_KINDS}
         self.latency = W.FloatSlider(value=latency, min=0.0, max=2.0, step=0.05, description="每次延迟（秒）",
                                      style=style, layout=wide)
