@@ -33,10 +33,9 @@ def attempts_of(panel: FailurePanel) -> int:
 
 
 def timeline_bars(fig) -> int:
-    """Attempt bars in the timeline: rectangles with a width (the axes background is not an artist here)."""
-    from matplotlib.patches import Rectangle
-
-    return sum(1 for ax in fig.axes for p in ax.patches if isinstance(p, Rectangle) and p.get_width() > 0)
+    """Attempt bars in toolkit.viz's timeline: the polygons of its "attempts-<outcome>" collections."""
+    return sum(len(c.get_paths()) for ax in fig.axes for c in ax.collections
+               if (c.get_gid() or "").startswith("attempts-"))
 
 
 # --- FailurePanel ---------------------------------------------------------------------------------

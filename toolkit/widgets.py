@@ -51,8 +51,8 @@ __all__ = ["FailurePanel", "AgentPanel", "BudgetPlayground", "DecisionPicker", "
            "FAULT_KINDS", "SALES_FAULTS", "MODEL_BEHAVIOURS"]
 
 FAULT_KINDS = ("timeout", "rate_limit", "server_error", "permission", "bad_args", "partial")
-JITTER_LABELS = {"full": "完全抖动 full", "equal": "等分抖动 equal", "decorrelated": "去相关 decorrelated",
-                 "none": "不抖动 none"}
+JITTER_LABELS = {"full": "全抖动 full", "equal": "等分抖动 equal", "decorrelated": "去相关抖动 decorrelated",
+                 "none": "无抖动 none"}  # the words toolkit.viz uses
 RETRY_AFTER_S = 2.0           # the Retry-After a simulated 429 carries
 BUDGET_CAPACITY = 100         # retry budget when switched on: 20 retries (5 tokens each), 10 timeouts
 BREAKER_THRESHOLD, BREAKER_COOLDOWN = 5, 10.0
@@ -220,7 +220,7 @@ def draw_batch(executor: ToolExecutor, *, dpi: int = PNG_DPI) -> tuple[dict, dic
     """({"timeline", "stats"} figures, the same as PNG bytes) for an executor's history."""
     from . import viz
 
-    figures = {"timeline": viz.retry_timeline(list(executor.call_history), title="重试时间线（模拟时钟）"),
+    figures = {"timeline": viz.retry_timeline(list(executor.call_history)),
                "stats": viz.call_stats(executor)}
     return figures, {name: _png(fig, dpi) for name, fig in figures.items()}
 
