@@ -389,3 +389,63 @@ def test_same_png_bytes_in_a_fresh_process(three_attempts):
     here = io.BytesIO()
     viz.retry_timeline(three_attempts, deadline=6.0).savefig(here, format="png")
     assert done.stdout.strip() == hashlib.sha256(here.getvalue()).hexdigest()
+
+
+# --- circuit breaker and retry budget in call_stats -----------------------------------------------
+
+@pytest.fixture(scope="module")
+def guarded():
+    """Waves of calls to a failing service, with a circuit breaker and a small retry budget."""
+    from toolkit import CircuitBreaker, RetryBudget, get_clock
+
+    async def go():
+        executor = ToolExecutor(max_retries=3, breaker=CircuitBreaker(failure_threshold=3, cooldown=5.0),
+                                budget=RetryBudget(capacity=60))
+        tools = [inject_faults(ok_tool, rates={"timeout": 0.3, "unavailable": 0.3}, seed=s) for s in range(2)]
+        for _ in range(6):
+            await asyncio.gather(*[executor.execute(tools[i % 2], f"tool_{i % 2}") for i in range(10)])
+            await get_clock().sleep(2)
+        return executor
+    return run(go)
+
+
+def test_call_stats_adds_breaker_windows_and_budget_tokens_when_the_run_had_them(guarded):
+    fig = viz.call_stats(guarded)
+    assert len(fig.axes) == 6
+    refused = [r for r in guarded.call_history if r.error_code == "CIRCUIT_OPEN"]
+    marks = [ln for ax in fig.axes for ln in ax.lines if ln.get_gid() == "breaker-refused"][0]
+    assert len(marks.get_xdata()) == len(refused) > 0
+    windows = viz.breaker_windows(guarded.call_history, 3, 5.0)
+    t0 = min(r.started_at for r in guarded.call_history)
+    for r in refused:  # every refused call fell inside a replayed open window of its tool
+        assert any(a <= r.started_at <= b for a, b in windows[r.name])
+    drawn = [c for ax in fig.axes for c in ax.collections if c.get_gid() == "breaker-open"]
+    assert sum(len(c.get_paths()) for c in drawn) == sum(len(w) for w in windows.values())
+    tokens = [ln for ax in fig.axes for ln in ax.lines if ln.get_gid() == "budget-tokens"][0]
+    points = viz.budget_tokens(guarded.call_history, guarded.policy.budget)
+    assert list(tokens.get_ydata()) == [v for _, v in points]
+    assert list(tokens.get_xdata()) == [t - t0 for t, _ in points]
+    assert any("被拒的重试 " + str(guarded.policy.budget.denied) in t for t in texts(fig))
+    render(fig)
+
+
+def test_budget_replay_charges_retries_and_refunds_successes():
+    from toolkit import RetryBudget
+
+    tool = inject_faults(ok_tool, ["timeout", "server_error", "ok"])
+    budget = RetryBudget(capacity=100)
+
+    async def go():
+        return await ToolExecutor(max_retries=3, budget=budget).execute(tool, "t")
+    result = run(go)
+    points = viz.budget_tokens([result], RetryBudget(capacity=100))
+    assert [v for _, v in points] == [100, 90, 85, 86]  # timeout retry 10, 5xx retry 5, success +1
+    assert points[-1][1] == budget.tokens  # the replay ends where the real budget is
+
+
+def test_a_chart_shows_itself_as_png_in_a_notebook():
+    from IPython.core.formatters import PNGFormatter
+
+    fig = viz.truncation_map("短文本", "短文本")
+    data = PNGFormatter()(fig)
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"

@@ -4,9 +4,10 @@ Every function takes the toolkit's own records (`ToolResult.trace` / `Attempt`,
 `RetryOutcome`, `ToolExecutor.call_history` and `get_summary()`, `Backoff.schedule()`,
 `smart_truncate`'s output) and returns a `matplotlib.figure.Figure`:
 
-* it never calls `plt.show()` and never leaves a figure in pyplot's list: the figure is
-  made with `Figure(...)`, so a notebook shows it once, when it is the cell's last
-  expression (or with `display(fig)`), and a widget can save it as PNG;
+* it never calls `plt.show()` and never leaves a figure in pyplot's list: it is a
+  `ChartFigure` (a Figure with `_repr_png_`), so a notebook shows it once, when it is
+  the cell's last expression (or with `display(fig)`), whatever the backend, and a
+  widget can save it as PNG;
 * axes, titles and legends are in Chinese; the same data draws the same picture
   (same PNG bytes with the Agg backend);
 * sizes are modest (8 inches wide, 90 dpi) so stored notebook outputs stay small.
@@ -23,9 +24,9 @@ OUTCOME_COLORS and OUTCOME_LABELS map each attempt outcome ("ok", "partial",
 """
 from __future__ import annotations
 
+import io
 import json
 import math
-import sys
 from collections import Counter
 from pathlib import Path
 from statistics import median
@@ -43,7 +44,8 @@ from .results import ToolResult
 
 __all__ = [
     "retry_timeline", "backoff_strategies", "thundering_herd", "herd_peaks", "herd_arrivals",
-    "call_stats", "budget_curve", "truncation_map", "setup_fonts", "font_family",
+    "call_stats", "breaker_windows", "budget_tokens", "budget_curve", "truncation_map", "truncation_parts",
+    "sample_records", "attempt_outcome", "setup_fonts", "font_family", "ChartFigure",
     "OUTCOME_COLORS", "OUTCOME_LABELS", "JITTER_LABELS", "SHIPPED_FONT", "SHIPPED_FAMILY",
 ]
 
@@ -102,17 +104,19 @@ def _rc() -> dict[str, Any]:
             "xtick.labelsize": 8, "ytick.labelsize": 8, "svg.hashsalt": "toolkit.viz"}
 
 
-def _in_notebook() -> bool:
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
-    return type(shell).__name__ == "ZMQInteractiveShell"
+class ChartFigure(Figure):
+    """A Figure that shows itself as PNG in any notebook front end, without pyplot.
 
+    The charts are never registered with pyplot (nothing is shown twice, nothing
+    leaks between cells); `_repr_png_` lets IPython display one that is a cell's
+    last expression whatever matplotlib backend is active.
+    """
 
-if _in_notebook():
-    # In a Jupyter kernel, importing pyplot loads the inline backend, which registers the
-    # PNG formatter for Figure: a Figure as a cell's last expression is then shown.
-    # Figures here are never created through pyplot, so nothing is shown twice.
-    import matplotlib.pyplot  # noqa: F401
+    def _repr_png_(self) -> bytes:
+        buffer = io.BytesIO()
+        self.savefig(buffer, format="png", bbox_inches="tight")
+        return buffer.getvalue()
+
 
 setup_fonts()
 
@@ -145,7 +149,7 @@ DEADLINE_COLOR = "#c1121f"
 
 def _figure(height: float, width: float = WIDTH) -> Figure:
     with matplotlib.rc_context(_rc()):
-        return Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+        return ChartFigure(figsize=(width, height), dpi=DPI, layout="constrained")
 
 
 def _empty(message: str, title: str, height: float = 2.2) -> Figure:
@@ -443,6 +447,90 @@ def _error_codes(results: Iterable[ToolResult]) -> dict[str, Counter]:
     return codes
 
 
+def breaker_windows(results: Iterable[ToolResult], failure_threshold: int = 5,
+                    cooldown: float = 30.0) -> dict[str, list[tuple[float, float]]]:
+    """When each tool's circuit breaker was open, replayed from the results: {tool: [(start, end)]}.
+
+    The executor keeps no breaker history, so this replays a fresh CircuitBreaker with
+    the same settings over the results in the order they ended (clock seconds). A
+    window ends after `cooldown`, or earlier when a trial call succeeds. Calls refused
+    with CIRCUIT_OPEN are not replayed (the breaker never saw them).
+    """
+    from .executor import CircuitBreaker
+
+    replay = CircuitBreaker(failure_threshold=failure_threshold, cooldown=cooldown)
+    windows: dict[str, list[list[float]]] = {}
+    for r in sorted(results, key=lambda r: r.started_at + r.duration_ms / 1000):
+        if r.error_code == "CIRCUIT_OPEN" or r.status == "partial" or r.attempts == 0:
+            continue
+        end = r.started_at + r.duration_ms / 1000
+        before = replay.state(r.name, end)
+        replay.record(r.name, r.error_type != "retryable", end)
+        after = replay.state(r.name, end)
+        spans = windows.setdefault(r.name, [])
+        if after == "open":
+            if before == "open" and spans:
+                spans[-1][1] = end + cooldown
+            else:
+                spans.append([end, end + cooldown])
+        elif after == "closed" and before != "closed" and spans:
+            spans[-1][1] = min(spans[-1][1], end)
+    return {name: [(a, b) for a, b in spans] for name, spans in windows.items() if spans}
+
+
+def budget_tokens(results: Iterable[ToolResult], budget: Any) -> list[tuple[float, int]]:
+    """The retry budget's tokens over time, replayed from the attempts: [(clock seconds, tokens)].
+
+    Starts full (budget.capacity); each retry costs retry_cost (timeout_cost after a
+    timeout), each successful call refunds success_refund, as RetryBudget does.
+    """
+    events = []
+    for r in results:
+        for a in r.trace:
+            if a.wait_after > 0:
+                events.append((a.end, -(budget.timeout_cost if a.code == "TIMEOUT" else budget.retry_cost)))
+            elif a.outcome in ("ok", "partial"):
+                events.append((a.end, budget.success_refund))
+    tokens = budget.capacity
+    points = [(min((t for t, _ in events), default=0.0), tokens)]
+    for when, delta in sorted(events, key=lambda e: e[0]):
+        tokens = min(budget.capacity, tokens + delta) if delta > 0 else tokens + delta
+        points.append((when, tokens))
+    return points
+
+
+def _draw_breaker(ax: Any, results: list[ToolResult], breaker: Any) -> None:
+    t0 = min((r.started_at for r in results), default=0.0)
+    names = sorted({r.name for r in results})
+    if breaker is not None:
+        windows = breaker_windows(results, breaker.failure_threshold, breaker.cooldown)
+        for y, name in enumerate(names):
+            spans = [(a - t0, b - a) for a, b in windows.get(name, [])]
+            if spans:
+                ax.broken_barh(spans, (y - 0.3, 0.6), facecolors=OUTCOME_COLORS["retryable"], alpha=0.6,
+                               gid="breaker-open")
+    refused = [(r.started_at - t0, names.index(r.name)) for r in results if r.error_code == "CIRCUIT_OPEN"]
+    if refused:
+        ax.plot([x for x, _ in refused], [y for _, y in refused], "x", color=OUTCOME_COLORS["fatal"],
+                markersize=4, label=f"熔断中被拒的调用（{len(refused)}）", gid="breaker-refused")
+        ax.legend(loc="upper right", fontsize=7, frameon=False)
+    ax.set_yticks(range(len(names)), names)
+    ax.set_ylim(len(names) - 0.5, -0.5)
+    ax.set_xlabel("时间（秒）")
+    ax.set_title("熔断器打开的时段（由调用记录推算）" if breaker is not None else "熔断器拒绝的调用")
+
+
+def _draw_budget(ax: Any, results: list[ToolResult], budget: Any) -> None:
+    t0 = min((r.started_at for r in results), default=0.0)
+    points = budget_tokens(results, budget)
+    ax.step([t - t0 for t, _ in points], [v for _, v in points], where="post", color="#1d3557", gid="budget-tokens")
+    ax.axhline(budget.capacity, color="#999999", linestyle="--", linewidth=1)
+    ax.set_ylim(0, budget.capacity * 1.1)
+    ax.set_xlabel("时间（秒）")
+    ax.set_ylabel("剩余额度")
+    ax.set_title(f"重试额度（由调用记录推算；被拒的重试 {budget.denied} 次）")
+
+
 def call_stats(executor_or_results: Any) -> Figure:
     """Call statistics in four panels: calls per tool stacked by final status (success rate in
     the row label), the duration distribution, retries per call, and the error codes of
@@ -450,21 +538,38 @@ def call_stats(executor_or_results: Any) -> Figure:
 
     executor_or_results: a ToolExecutor (per-tool counts come from get_summary(), which
     counts every call; the other panels from call_history) or an iterable of ToolResult.
+    A third row appears when the run had them: the circuit breaker's open windows per
+    tool and the retry budget's tokens over time. The executor keeps no history of
+    either, so both are replayed from the results (breaker_windows, budget_tokens) and
+    the titles say so; calls refused by an open breaker are marked from their results.
     Empty input (no calls yet): returns an empty-state figure (no error).
     Raises TypeError for anything else.
     """
-    results, per_tool, _executor = _results_and_summary(executor_or_results)
+    results, per_tool, executor = _results_and_summary(executor_or_results)
     if not per_tool:
         return _empty("还没有调用记录", "调用统计")
+    breaker = getattr(executor, "breaker", None)
+    budget = getattr(getattr(executor, "policy", None), "budget", None)
+    fast_failed = [r for r in results if r.error_code == "CIRCUIT_OPEN"]
+    extras = [name for name, present in (("breaker", breaker is not None or fast_failed),
+                                         ("budget", budget is not None)) if present]
     with matplotlib.rc_context(_rc()):
-        fig = _figure(5.2)
-        (ax_tools, ax_dur), (ax_retry, ax_err) = fig.subplots(2, 2)
+        fig = _figure(5.2 + 2.0 * bool(extras))
+        layout = [["tools", "durations"], ["retries", "errors"]]
+        if extras:
+            layout.append(extras if len(extras) == 2 else extras * 2)
+        axes = fig.subplot_mosaic(layout)
+        ax_tools, ax_dur, ax_retry, ax_err = (axes[k] for k in ("tools", "durations", "retries", "errors"))
+        if "breaker" in axes:
+            _draw_breaker(axes["breaker"], results, breaker)
+        if "budget" in axes:
+            _draw_budget(axes["budget"], results, budget)
         names = sorted(per_tool)
         left = [0] * len(names)
         for status, key in (("success", "success"), ("partial", "partial"), ("error", "failed")):
             widths = [per_tool[name][key] for name in names]
-            ax_tools.barh(names, widths, left=left, color=STATUS_COLORS[status], label=STATUS_LABELS[status],
-                          gid=f"status-{status}")
+            ax_tools.barh(names, widths, left=left, color=STATUS_COLORS[status],
+                          label=STATUS_LABELS[status] if any(widths) else "_nolegend_", gid=f"status-{status}")
             left = [a + b for a, b in zip(left, widths)]
         labels = []
         for name in names:
