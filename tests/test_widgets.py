@@ -300,6 +300,15 @@ def test_misbehaving_model_gets_errors_then_an_answer_that_passes(offline, behav
     assert panel.run_record.stopped == "answered" and panel.verdict.ok  # refused calls are not "checked"
 
 
+def test_agent_panel_run_twice_gives_the_same_transcript_not_a_longer_one(offline):
+    panel = AgentPanel(fault="timeouts")
+    panel.run_button.click()
+    rows, summary = panel.rows, panel.last_summary
+    panel.run_button.click()
+    assert panel.rows == rows and panel.last_summary == summary and len(panel.run_record.tool_results) == 1
+    assert panel.state["runs"] == 2 and not panel.state["running"] and not panel.run_button.disabled
+
+
 def test_agent_panel_reset_forgets_the_run(offline):
     panel = AgentPanel()
     panel.run()
