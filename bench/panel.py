@@ -1,4 +1,4 @@
-"""Row 7: the failure panel's Run, as an instructor presses it live, through to the redrawn figures.
+"""Row 8: the failure panel's Run, as an instructor presses it live, through to the redrawn figures.
 
 One press = the batch (100 calls, 30 % faults: six kinds at 5 % each, concurrency
 10, 3 retries, full jitter) through a real ToolExecutor on a SimulatedClock, then
@@ -28,7 +28,7 @@ def _cpu_ms(fn) -> float:
 
 
 def run(quick: bool = False) -> dict:
-    """Measure row 7; returns the row dict (see _stats.row)."""
+    """Measure row 8; returns the row dict (see _stats.row)."""
     try:
         from toolkit.widgets import FailurePanel, draw_batch, simulate_batch
     except ImportError as exc:  # ipywidgets or matplotlib not installed

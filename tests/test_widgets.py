@@ -90,9 +90,6 @@ def test_same_seed_same_png_and_another_seed_another_picture():
     assert second.png["timeline"] != first.png["timeline"]
 
 
-@pytest.mark.xfail(strict=True, reason="toolkit.viz.call_stats passes durations equal up to float rounding "
-                   "(99.99999999999997 / 100.0 ms) to hist(bins=5), and numpy refuses: a viz bug, reported; "
-                   "remove this mark when viz is fixed")
 def test_a_run_with_every_fault_off_draws_a_clean_batch():
     panel = FailurePanel(calls=40, rates=NO_FAULTS)
     panel.run()
