@@ -302,7 +302,7 @@ def test_model_call_with_the_seeds_path_succeeds_through_the_executor(lesson_dat
     result = _run({"id": "call_1", "function": {"name": "analyze_sales_csv",
                                                  "arguments": '{"path": "data/input/sales.csv"}'}})
     assert result.ok and result.call_id == "call_1"
-    assert result.artifact["data"]["total_sales"] == 9692
+    assert result.artifact["total_sales"] == 9692 and result.source == ["data/input/sales.csv"]
 
 
 def test_escaping_path_from_a_model_becomes_a_fatal_result_not_retried(lesson_data):

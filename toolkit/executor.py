@@ -20,7 +20,7 @@ from typing import IO, Any, Callable, Iterable
 from .clock import Clock, get_clock
 from .parsing import ToolKind, dumps, fit_for_model, shrink_json
 from .results import (FATAL, PARTIAL, RETRYABLE, ErrorInfo, PartialResult, ToolResult,
-                      classify_error, redact, safe_str)
+                      classify_error, redact, safe_str, unwrap_envelope)
 from .retry import RetryBudget, RetryPolicy, call_tool_with_retry
 from .safety import redact_value
 
@@ -310,9 +310,11 @@ class ToolExecutor:
             outcome = await call_tool_with_retry(lambda: tool_fn(*args, **kwargs), policy=policy or self.policy,
                                                  clock=clock)
         value, error = outcome
+        value, source, _ = unwrap_envelope(value)  # a tool's {status, data, source, error}: opened here, once
         end = clock.now()
         result = ToolResult(name, None, duration_ms=(end - start) * 1000.0, attempts=len(outcome.attempts),
-                            call_id=call_id, started_at=start, args_summary=summary, trace=outcome.attempts)
+                            call_id=call_id, started_at=start, args_summary=summary, trace=outcome.attempts,
+                            source=source)
         if error is None and isinstance(value, PartialResult):
             result.data, result.truncated = _fit(value.data, self.result_max_chars, kind)
             result.artifact = value.data
@@ -467,7 +469,8 @@ def _payload(data: Any) -> Any:
 
 
 def _audit(result: ToolResult, task_id: str | None) -> dict:
-    source = result.artifact.get("source") if isinstance(result.artifact, dict) else None
+    source = result.source if result.source is not None else (
+        result.artifact.get("source") if isinstance(result.artifact, dict) else None)
     return {
         "task_id": task_id, "tool": result.name, "call_id": result.call_id,
         "arguments": redact(result.args_summary or ""), "status": result.status,

@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .parsing import dumps, shrink_json
-from .results import PartialResult, ToolResult, classify_error, error_from_envelope, safe_str
+from .results import PartialResult, ToolResult, classify_error, safe_str, unwrap_envelope
 from .safety import redact_value, tool_output_warnings
+from .task_context import RESULT_MARKER, TaskContext, split_task_context, with_task_context  # noqa: F401  (re-exported)
 
 __all__ = ["format_tool_message", "tool_content", "TaskContext", "with_task_context",
            "split_task_context", "WireFormat"]
 
 WireFormat = Literal["openai_chat", "openai_responses", "anthropic"]
 MESSAGE_MAX_CHARS = 100_000  # a safety net; the executor budgets results long before this
-RESULT_MARKER = "当前 Tool 调用结果："
 
 
 def _as_result(tool_name: str, result: Any) -> ToolResult:
@@ -33,11 +33,11 @@ def _as_result(tool_name: str, result: Any) -> ToolResult:
     if isinstance(result, PartialResult):  # what arrived is data; the model must also see what is missing
         missing = safe_str(result.missing)
         return ToolResult(tool_name, result.data, f"部分结果缺失：{missing}", error_type="partial", missing=missing)
-    envelope = error_from_envelope(result)  # a tool's own {"status": "error", "error": {...}}
-    if envelope is not None:
-        return ToolResult(tool_name, result, envelope.message, error_type=envelope.error_type,
-                          error_code=envelope.code)
-    return ToolResult(tool_name, result)
+    data, source, info = unwrap_envelope(result)  # a tool's own {status, data, source, error}, opened once
+    if info is not None:
+        return ToolResult(tool_name, data, info.message, error_type=info.error_type, error_code=info.code,
+                          source=source)
+    return ToolResult(tool_name, data, source=source)
 
 
 def tool_content(result: ToolResult) -> str:
@@ -99,45 +99,3 @@ def format_tool_message(tool_name: str, tool_call_id: str, result: Any,
         return {"type": "tool_result", "tool_use_id": tool_call_id, "content": content,
                 "is_error": res.status == "error"}
     raise ValueError(f"fmt must be 'openai_chat', 'openai_responses' or 'anthropic', got {fmt!r}")
-
-
-@dataclass
-class TaskContext:
-    """Where a multi-step task stands: the task, its steps, and how many are done."""
-
-    task: str
-    steps: list[str] = field(default_factory=list)
-    done: int = 0
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.done, int) or not 0 <= self.done <= len(self.steps):
-            raise ValueError(f"done must be an int between 0 and len(steps)={len(self.steps)}, got {self.done!r}")
-
-    def render(self) -> str:
-        total = len(self.steps)
-        finished = "；".join(self.steps[: self.done]) or "无"
-        upcoming = self.steps[self.done] if self.done < total else "所有步骤已完成，请根据结果回答用户"
-        return ("[TASK_CONTEXT]\n"
-                f"当前任务：{self.task}\n"
-                f"已完成步骤：{min(self.done, total)}/{total}\n"
-                f"已完成：{finished}\n"
-                f"下一步：{upcoming}\n"
-                "[/TASK_CONTEXT]")
-
-    def advance(self) -> "TaskContext":
-        """Mark one more step done (never past the last); returns self."""
-        self.done = min(self.done + 1, len(self.steps))
-        return self
-
-
-def with_task_context(content: str, context: TaskContext) -> str:
-    """Put the [TASK_CONTEXT] block before a tool result's content."""
-    return f"{context.render()}\n{RESULT_MARKER}\n{content}"
-
-
-def split_task_context(content: str) -> tuple[str | None, str]:
-    """Undo with_task_context: (the context block or None, the result content)."""
-    if content.startswith("[TASK_CONTEXT]") and RESULT_MARKER in content:
-        block, _, rest = content.partition(f"\n{RESULT_MARKER}\n")
-        return block, rest
-    return None, content
