@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any, Mapping
 
-from .knowledge import ToolKnowledge, knowledge_for, knowledge_for_data
+from .knowledge import ToolKnowledge, all_knowledge, knowledge_for, knowledge_for_data
 from .readback import read_tool_content, read_tool_value
 from .results import ToolResult
 
@@ -78,8 +78,8 @@ def clauses(answer: str) -> list[str]:
 
 
 def __getattr__(name: str) -> Any:
-    if name == "REQUIRED_FIELDS":  # the sales tool's fields, kept here for code written before ToolKnowledge
-        return knowledge_for("analyze_sales_csv").required
+    if name == "REQUIRED_FIELDS":  # kept for code written before ToolKnowledge: every tool's required fields
+        return {key: label for known in all_knowledge().values() for key, label in known.required.items()}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

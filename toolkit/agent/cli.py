@@ -90,11 +90,9 @@ def mistake_notes(run: AgentRun) -> list[str]:
 
 
 def _needs_check(run: AgentRun) -> bool:
-    """Whether the answer should be checked: it was answered from a tool that has answer rules (its ToolKnowledge)."""
-    from ..knowledge import knowledge_for
-
-    return run.ok and any(r.ok and (knowledge_for(r.name).required or knowledge_for(r.name).answer_rules)
-                          for r in run.tool_results)
+    """Whether the answer should be checked: it was answered after a tool succeeded (the sales tool, or any
+    other: every figure in an answer must come from a tool result)."""
+    return run.ok and any(r.status != "error" for r in run.tool_results)
 
 
 def answer_check(answer: str, results: list) -> Any:

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from typing import Any
 
+
+
+from ...readback import read_tool_content
 from ...results import safe_str
 from .honest import Reply, call, honest_reply
 from .planning import Step, plan, step_for
-from .rendering import TAG
+from .rendering import TAG, render_reading
 from .request import OfferedTool, View, without_first_turns
 
 __all__ = ["variant_reply", "GHOST_TOOLS"]
@@ -28,15 +32,49 @@ def _target(view: View, tools: list[OfferedTool]) -> Step:
     return steps[0] if steps else step_for(view.question, tools[0], view.question)
 
 
+class _Inventor:
+    """Made-up numbers, the same for the same question, none of them in the tool results.
+
+    Each number is scaled and shifted the same way, so the invented figures keep
+    the real ones' order and look plausible: only the answer check can tell.
+    """
+
+    def __init__(self, view: View) -> None:
+        self.seen = "".join(content for _, content in view.results)
+        seed = int(hashlib.sha256(view.question.encode("utf-8", "replace")).hexdigest()[:8], 16)
+        self.scale, self.shift = 1.25 + (seed % 50) / 100, 3 + seed % 97
+
+    def number(self, real: float = 5000) -> int:
+        value = int(real * self.scale) + self.shift
+        while str(value) in self.seen:
+            value += 1
+        return value
+
+    def swap(self, value: Any, depth: int = 0) -> Any:
+        """`value` with every number replaced by a made-up one (the words kept)."""
+        if isinstance(value, bool) or depth > 20:
+            return value
+        if isinstance(value, (int, float)):
+            return self.number(value)
+        if isinstance(value, dict):
+            return {k: self.swap(v, depth + 1) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.swap(v, depth + 1) for v in value]
+        return value
+
+
 def _made_up(view: View) -> str:
-    seen = "".join(content for _, content in view.results)
-    seed = int(hashlib.sha256(view.question.encode("utf-8", "replace")).hexdigest()[:8], 16)
-    a, b = 3000 + seed % 5000, 10000 + seed % 7000
-    while str(a) in seen or str(b) in seen:
-        a, b = a + 7, b + 13
-    if "销售" in view.question or "销售" in seen:
-        return TAG + f"销售额最高的类别是键盘，销售额 {a}；总销售额 {b}。各类别都卖得不错。"
-    return TAG + f"查到了：主要数值是 {a}，合计约 {b}。"
+    """An answer that looks like the honest one, worded by the tools' own renderers, with invented numbers."""
+    inventor = _Inventor(view)
+    lines = []
+    for call, content in view.results:
+        reading = read_tool_content(content)
+        if reading.status != "error":
+            faked = replace(reading, data=inventor.swap(reading.data), status="success")
+            lines.append(render_reading(safe_str(call.get("name") or "（未知工具）", 80), faked))
+    if not lines:
+        lines = [f"查到了：主要数值是 {inventor.number(3000)}，合计约 {inventor.number(9000)}。"]
+    return TAG + "\n".join(lines)
 
 
 def _schema_breaking(schema: dict) -> Any:
@@ -54,7 +92,7 @@ def _schema_breaking(schema: dict) -> Any:
 
 def _not_json(args: dict) -> str:
     text = json.dumps(args, ensure_ascii=False)
-    return text[:-1] if len(text) > 2 else "{'path': 'data/input/sales.csv'"
+    return text[:-1] if len(text) > 2 else "{'query': "
 
 
 def variant_reply(variant: str, view: View, tools: list[OfferedTool], tool_choice: Any) -> Reply:
