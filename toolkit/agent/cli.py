@@ -95,12 +95,12 @@ def _needs_check(run: AgentRun) -> bool:
     return run.ok and any(r.status != "error" for r in run.tool_results)
 
 
-def answer_check(answer: str, results: list) -> Any:
-    """check_answer over the successful tool results (the CLI's check plug-in)."""
+def answer_check(answer: str, results: list, question: str | None = None) -> Any:
+    """check_answer over the tool results that did not fail (numbers in the question may be repeated)."""
     from ..verify import check_answer
 
     usable = [r for r in results if r.status != "error"] or results
-    return check_answer(answer, *usable) if usable else None
+    return check_answer(answer, *usable, question=question) if usable else None
 
 
 def _check_line(run: AgentRun) -> str | None:
@@ -147,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("已中断。", 130)
     if _needs_check(run):
         try:
-            run.check = answer_check(run.answer, run.tool_results)
+            run.check = answer_check(run.answer, run.tool_results, run.question)
         except Exception:  # the check is advice: it never turns an answer into a traceback
             run.check = None
     transcript = run.render_transcript()

@@ -5,7 +5,10 @@ Inside a running event loop (a notebook cell) the batch runs on a fresh event
 loop in a helper thread. The calling thread waits in short slices so that a
 KeyboardInterrupt (Ctrl-C, the notebook's "interrupt kernel") is seen at once;
 it then cancels the batch in the helper thread, waits up to CANCEL_WAIT_S real
-seconds for the cancelled tools to end, and re-raises KeyboardInterrupt.
+seconds for the cancelled tools to end, and re-raises KeyboardInterrupt. When
+the surrounding loop was started by `asyncio.run`, whose Ctrl-C handler cancels
+the main task instead of raising, the cancellation is seen the same way and
+passed on (asyncio.run then raises KeyboardInterrupt).
 
 What is guaranteed: an async tool is cancelled (it receives CancelledError at
 its current await) and the interrupt reaches the caller within about
@@ -78,12 +81,15 @@ def run_sync(coro: Coroutine) -> Any:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
+    caller = asyncio.current_task()  # the cell's task, blocked here while the batch runs
     runner = _Runner(coro)
     runner.start()
     try:
         while runner.is_alive():
             runner.join(_SLICE_S)
-    except KeyboardInterrupt:
+            if caller is not None and caller.cancelling():  # asyncio.run's Ctrl-C handler cancels the main task
+                raise asyncio.CancelledError()
+    except (KeyboardInterrupt, asyncio.CancelledError):
         runner.cancel()
         runner.join(CANCEL_WAIT_S)
         raise
