@@ -235,7 +235,7 @@ def test_reply_without_choices_ends_the_run_as_an_error(serve, tools):
     result = run(server, registry=registry)
     assert result.stopped == "error" and "choices" in result.answer and result.turns == 1
 
-# --- task context (seed 004) ------------------------------------------------------------------------
+# --- task context (chapter 04) ------------------------------------------------------------------------
 
 WEATHER_FLIGHT = "帮我查一下上海的天气，然后顺便查一下今天北京飞上海的航班"
 
@@ -463,7 +463,7 @@ def test_offline_weather_then_flight_needs_the_task_context_to_finish_both_steps
 
     assert [r.name for r in with_context.tool_results] == ["get_weather", "search_flights"]
     assert with_context.task_context.done == 2 and "LAB101" in with_context.answer
-    # the lesson of seed 004: without the [TASK_CONTEXT] block the model stops after the weather
+    # the lesson of chapter 04: without the [TASK_CONTEXT] block the model stops after the weather
     assert [r.name for r in without.tool_results] == ["get_weather"] and "LAB101" not in without.answer
 
 

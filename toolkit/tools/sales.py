@@ -1,13 +1,17 @@
-"""The sales-CSV tool of seed 003: analyze_sales_csv, with the seed's bugs fixed.
+"""The sales-CSV tool of chapter 07: analyze_sales_csv, with the original course code's bugs fixed.
 
 It reads a teaching CSV (columns category, quantity, unit_price) from the
 data directory, computes quantity x unit_price per row, and returns totals per
-category in the seed's envelope {status, data, source, error}. Fixed against
-the seed: error lines are the real CSV lines (a quoted field may span lines),
+category in the envelope {status, data, source, error}. Fixed against the
+original course code: error lines are the real CSV lines (a quoted field may span lines),
 numbers must be plain ASCII digits (int() would take "1_000", "+5", "１２"),
 a row with more fields than the header is refused (an unquoted "1,099" would
 otherwise be read as 1), a file that is not UTF-8 is an INVALID_SALES_CSV, and
 the path is confined to the data directory.
+
+The tool's knowledge sits at the end of this file (SALES_KNOWLEDGE): the answer
+rules check_answer applies, the suggestion for INVALID_SALES_CSV, and how the
+offline model words a sales result.
 """
 from __future__ import annotations
 

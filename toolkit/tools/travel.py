@@ -1,7 +1,7 @@
-"""Offline weather and flight tools for seed 004's two-step task ("查上海天气，然后查北京飞上海的航班").
+"""Offline weather and flight tools for the two-step task of chapter 04 ("查上海天气，然后查北京飞上海的航班").
 
 Both read small, clearly fictional teaching data (data/input/weather.json and
-data/input/flights.json) and answer in seed 003's envelope
+data/input/flights.json) and answer in the course's envelope
 {status, data, source, error}, so the agent loop and the answer check treat
 them like the sales tool. They never raise: an unknown city is CITY_NOT_FOUND
 with the list of known cities, a missing data file FILE_NOT_FOUND.
