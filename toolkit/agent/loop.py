@@ -213,8 +213,10 @@ class _Loop:
                 tools=self.registry.openai_tools(), tool_choice="auto")
         except openai.APIError:
             raise
-        except Exception as exc:  # e.g. invalid JSON under a JSON content type, a nesting too deep to parse
+        except (ValueError, RecursionError) as exc:  # invalid JSON under a JSON content type, nesting too deep
             raise BadModelReply(f"回复无法解析（{type(exc).__name__}）") from None
+        except Exception as exc:  # a client object that breaks in its own way (e.g. a student's stand-in)
+            raise BadModelReply(f"调用模型时出错（{type(exc).__name__}: {safe_str(exc, 120)}）") from None
         reply = read_reply(response, turn)
         self.run_record.messages.append(redact_value(reply.message()))  # no key kept
         self.run_record.transcript.append({
