@@ -140,7 +140,7 @@ def run_check(check: Check, obj: Any) -> CheckResult:
         check.run(obj)
     except NotImplementedError:
         return CheckResult(check.id, check.title, False, NOT_IMPLEMENTED,
-                           f"{NOT_IMPLEMENTED}：把 raise NotImplementedError 换成你的代码。{check.hint}")
+                           f"把 raise NotImplementedError 换成你的代码；{check.hint}")
     except (Fail, AssertionError) as exc:
         return CheckResult(check.id, check.title, False, str(exc) or "结果不符合要求", check.hint)
     except Exception as exc:  # the student's code raised: name it, keep going

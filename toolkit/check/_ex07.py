@@ -1,50 +1,10 @@
 """Exercise 07: check_sales_answer — does the model's answer say what the tool computed?"""
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-from pathlib import Path
 from typing import Any, Callable
 
-from ..results import ToolResult
-from ._core import Check, Exercise, Fail, simulate
-
-_CACHE: dict[str, ToolResult] = {}
-
-
-def sales_results() -> dict[str, ToolResult]:
-    """Real ToolResults of analyze_sales_csv through the executor: ok, FILE_NOT_FOUND, INVALID_SALES_CSV (line 4)."""
-    if _CACHE:
-        return _CACHE
-    from ..executor import ToolExecutor
-    from ..tools import default_registry
-    from ..tools._files import DATA_DIR_ENV
-
-    def call(path: str, call_id: str) -> ToolResult:
-        executor = ToolExecutor(registry=default_registry())
-        call = {"id": call_id, "type": "function",
-                "function": {"name": "analyze_sales_csv", "arguments": f'{{"path": "{path}"}}'}}
-
-        async def go(clock: Any) -> ToolResult:
-            return await executor.run_tool_call(call)
-        return simulate(go)[0]
-
-    _CACHE["ok"] = call("sales.csv", "call_ok")
-    _CACHE["missing"] = call("sales_2023.csv", "call_missing")
-    faults = Path(__file__).resolve().parents[2] / "data" / "faults" / "sales" / "quantity_abc.csv"
-    old = os.environ.get(DATA_DIR_ENV)
-    with tempfile.TemporaryDirectory() as tmp:
-        shutil.copy(faults, Path(tmp) / "sales.csv")
-        os.environ[DATA_DIR_ENV] = tmp
-        try:
-            _CACHE["invalid"] = call("sales.csv", "call_invalid")
-        finally:
-            if old is None:
-                os.environ.pop(DATA_DIR_ENV, None)
-            else:
-                os.environ[DATA_DIR_ENV] = old
-    return _CACHE
+from ._core import Check, Exercise, Fail
+from .samples import sales_results
 
 
 def _verdict(fn: Callable, answer: str, case: str) -> dict:
@@ -84,7 +44,7 @@ def check_separator(fn: Callable) -> None:
 
 
 def check_made_up(fn: Callable) -> None:
-    _fails(fn, "显示器销售额最高（4495），总销售额 9692，比上个月多 1234。", "1234 不在工具结果里（编造的数字）")
+    _fails(fn, "显示器销售额最高（4495），总销售额 9692，比上个月多 1234。", "ok", "1234 不在工具结果里（编造的数字）")
 
 
 def check_missing_total(fn: Callable) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,7 +73,7 @@ def run_notebook(path: str | Path) -> NotebookRun:
         "import json as _tc_json\n"
         "from toolkit.check.notebook import kernel_report as _tc_report\n"
         f"print({MARKER!r} + _tc_json.dumps(_tc_report(globals(), {number!r}), ensure_ascii=False))")
-    with client.setup_kernel(env=_kernel_env()):
+    with client.setup_kernel(env=_kernel_env(), stderr=subprocess.DEVNULL):  # no kernel log lines
         for index, cell in enumerate(nb.cells):
             if cell.cell_type == "code":
                 client.execute_cell(cell, index)
