@@ -1,4 +1,4 @@
-"""Exercise 03: retry_call — only transient errors, Retry-After, a deadline, waits on the simulated clock."""
+"""Exercise 03: retry_with_deadline — only transient errors, Retry-After, a deadline, waits on the simulated clock."""
 from __future__ import annotations
 
 import time
@@ -129,7 +129,7 @@ def check_arguments(fn: Callable) -> None:
         raise Fail(f"参数应原样传给工具：期望 (('上海',), {{'unit': 'celsius'}})，实际 {tool.args}")
 
 
-EXERCISE = Exercise("03", "03_retry", "重试：只重试暂时性错误，遵守 Retry-After 和总时限", "retry_call", (
+EXERCISE = Exercise("03", "03_retry", "重试：只重试暂时性错误，遵守 Retry-After 和总时限", "retry_with_deadline", (
     Check("success_returns_pair", "一次成功：返回 (结果, None)，只调用一次", "成功就 return result, None", check_success),
     Check("transient_errors_retried", "超时、连接错误会重试，第三次成功", "用 toolkit.classify_error(exc).retryable 判断",
           check_transient),
