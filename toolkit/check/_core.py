@@ -137,7 +137,15 @@ def _describe(exc: BaseException) -> str:
 def run_check(check: Check, obj: Any) -> CheckResult:
     """Run one check; every exception becomes a failed row with a reason, never a traceback."""
     try:
-        check.run(obj)
+        try:
+            check.run(obj)
+        except BaseExceptionGroup as group:  # hypothesis may report several failures at once: show the first
+            first = group.exceptions[0]
+            while isinstance(first, BaseExceptionGroup):
+                first = first.exceptions[0]
+            if isinstance(first, Exception):
+                raise first from None
+            raise
     except NotImplementedError:
         return CheckResult(check.id, check.title, False, NOT_IMPLEMENTED,
                            f"把 raise NotImplementedError 换成你的代码；{check.hint}")

@@ -96,7 +96,7 @@ def check_random(fn: Callable) -> None:
                                       missing="一部分" if kind == "partial" else None),
         value, st.sampled_from([None, "fatal", "retryable", "partial"]))
 
-    @settings(max_examples=80, derandomize=True, database=None, deadline=None,
+    @settings(max_examples=50, derandomize=True, database=None, deadline=None,
               suppress_health_check=list(HealthCheck))
     @given(results)
     def prop(result: ToolResult) -> None:
@@ -123,6 +123,6 @@ EXERCISE = Exercise("05", "05_decisions", "下一步做什么：给部分成功�
     Check("long_result_summarized_as_json", "很长的结果 → summarize_and_present，摘要仍是合法 JSON",
           "可以用 toolkit.parse_tool_result(data, max_tokens=500) 得到不截断 JSON 的摘要", check_long),
     Check("short_result_presented", "简短的成功结果 → present_directly，带上 data", "最后一个分支", check_short),
-    Check("random_results", "随机生成的 80 个结果：从不抛异常，失败类型对应正确的动作（hypothesis）",
+    Check("random_results", "随机生成的 50 个结果：从不抛异常，失败类型对应正确的动作（hypothesis）",
           "data 可能是任何 JSON 值", check_random),
 ))
