@@ -473,7 +473,7 @@ def _audit(result: ToolResult, task_id: str | None) -> dict:
         "arguments": redact(result.args_summary or ""), "status": result.status,
         "error_type": result.error_type, "error_code": result.error_code,
         "error": redact(result.error) if result.error else None,
-        "source": source if isinstance(source, (list, str)) else None,
+        "source": redact_value(source) if isinstance(source, (list, str)) else None,  # URLs can carry keys
         "result_summary": redact(safe_str(dumps(fit_for_model(_payload(result.data), 200)[0]), 200)),
         "attempts": result.attempts, "duration_ms": round(result.duration_ms, 1),
         "started_at": round(result.started_at, 3),

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .parsing import dumps, shrink_json
+from .parsing import dumps, fit_for_model, shrink_json
 from .results import PartialResult, ToolResult, classify_error, error_from_envelope, safe_str
 from .safety import redact_value, tool_output_warnings
 
@@ -40,11 +40,24 @@ def _as_result(tool_name: str, result: Any) -> ToolResult:
     return ToolResult(tool_name, result)
 
 
+def _shown(data: Any) -> Any:
+    """What the model will read of `data`: within half the message budget and 20 levels deep.
+
+    The executor has already budgeted its results (this costs little for them);
+    a raw value handed to format_tool_message is shrunk here, so redaction and
+    the instruction scan see all of what the model reads, however deep or long
+    the raw value was."""
+    if data is None or isinstance(data, (bool, int, float)):
+        return data
+    return fit_for_model(data, MESSAGE_MAX_CHARS // 2)[0]
+
+
 def tool_content(result: ToolResult) -> str:
     """The JSON text the model reads for one result; never raises."""
+    shown = _shown(result.data)
     payload: dict[str, Any] = {
         "status": result.status,
-        "result": redact_value(result.data),  # a key inside tool output never reaches the model
+        "result": redact_value(shown),  # a key inside tool output never reaches the model
         "error": redact_value(result.error),
         "error_type": result.error_type,
         "execution_time_ms": round(float(result.duration_ms or 0.0), 1),
@@ -57,7 +70,7 @@ def tool_content(result: ToolResult) -> str:
         payload["attempts"] = result.attempts
     if result.note:
         payload["note"] = result.note
-    warnings = tool_output_warnings(result.data, result.error, result.missing)
+    warnings = tool_output_warnings(shown, result.error, result.missing)  # scan what the model reads
     if warnings:  # untrusted text stays data; the model sees the flag right after the status
         payload = {"status": payload.pop("status"), "warnings": warnings, **payload}
     try:

@@ -25,7 +25,7 @@ import uuid
 from pathlib import PurePath
 from typing import Any, Literal
 
-from .results import ToolResult, PartialResult, classify_error, error_from_envelope, safe_str
+from .results import ToolResult, PartialResult, classify_error, error_from_envelope, redact, safe_str
 
 __all__ = [
     "parse_tool_result", "smart_truncate", "shrink_json", "dumps", "estimate_tokens",
@@ -85,6 +85,40 @@ def _tail_start(text: str, keep_tail: int) -> int:
     return pos + 1 if pos != -1 else start
 
 
+_TOKEN_CHAR = re.compile(r"[A-Za-z0-9_\-.=+/~]")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-.=+/~]*")
+_RUN_REACH = 4096  # how far a cut looks for the ends of the token it falls in
+
+
+def _secret_around(text: str, i: int) -> tuple[int, int] | None:
+    """(start, end) of the token a cut at `i` would split, when that token looks like a secret.
+
+    A key cut in two loses its "sk-" prefix (or its "api_key=" label) in one
+    piece, and that piece no longer looks like a key to `redact`. So a cut
+    never splits a secret: the head stops before it, the tail starts after
+    it, and the secret is counted among the omitted characters. Ordinary words
+    and long runs (a hex dump, "xxxx…") are cut where asked. Bounded work.
+    """
+    if not (0 < i < len(text) and _TOKEN_CHAR.match(text, i - 1) and _TOKEN_CHAR.match(text, i)):
+        return None
+    start, floor = i, max(i - _RUN_REACH, 0)
+    while start > floor and _TOKEN_CHAR.match(text, start - 1):
+        start -= 1
+    end = _TOKEN_RUN.match(text, i, min(len(text), i + _RUN_REACH)).end()
+    segment = text[max(start - 40, 0): end]
+    return (start, end) if redact(segment) != segment else None
+
+
+def _whole_secret_head(text: str, end: int) -> int:
+    run = _secret_around(text, end)
+    return run[0] if run else end
+
+
+def _whole_secret_tail(text: str, start: int) -> int:
+    run = _secret_around(text, start)
+    return run[1] if run else start
+
+
 def smart_truncate(text: str, max_chars: int = 8000, keep_head: int = 4000, keep_tail: int = 2000) -> str:
     """Keep the head and the tail of a long text, cut at line boundaries.
 
@@ -103,8 +137,8 @@ def smart_truncate(text: str, max_chars: int = 8000, keep_head: int = 4000, keep
         raise TypeError(f"smart_truncate expects str, got {type(text).__name__}; use parse_tool_result for other values")
     if len(text) <= max_chars:
         return text
-    head_end = _head_end(text, keep_head)
-    tail_start = max(_tail_start(text, keep_tail), head_end)
+    head_end = _whole_secret_head(text, _head_end(text, keep_head))
+    tail_start = max(_whole_secret_tail(text, _tail_start(text, keep_tail)), head_end)
     omitted = tail_start - head_end
     return f"{text[:head_end]}\n\n…（已省略 {omitted} 字符）…\n\n{text[tail_start:]}"
 
@@ -147,7 +181,9 @@ class _Renderer:
     def text(self, value: str) -> str:
         if self.strlen is not None and len(value) > self.strlen:
             self.shrunk = True
-            value = f"{value[:self.strlen]}…（省略 {len(value) - self.strlen} 字符）"
+            # redact before cutting: a key cut short would no longer look like a key
+            kept = redact(value[: self.strlen + 256])[: self.strlen]
+            value = f"{kept}…（省略 {len(value) - self.strlen} 字符）"
         value = _clean(value)
         self.spend(len(value) + 2)
         return value

@@ -124,26 +124,54 @@ class ErrorInfo:
 
 # --- secrets never leave -------------------------------------------------------
 
-_SECRET_PATTERNS = [
-    re.compile(r"sk-[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=]{8,}"),
-    re.compile(r"(?i)((?:api[_-]?key|token|secret|password|authorization)[\"']?\s*[:=]\s*[\"']?)[^\s\"',;}]{6,}"),
+# Each pattern masks the secret itself and keeps what names it ("api_key=***"), so a reader
+# still sees what was there. The shapes: provider key prefixes, auth schemes (Bearer,
+# Basic, Token) with any token characters (/, +, ., = included), name = value pairs with
+# an ASCII or a full-width colon, credentials in a URL's userinfo or query string.
+_TOKEN = r"[A-Za-z0-9_\-\.=+/~]"
+_SECRET_NAMES = (r"(?:api[_-]?key|apikey|access[_-]?key(?:[_-]?id)?|secret[_-]?(?:access[_-]?)?key|client[_-]?secret|"
+                 r"(?:access|refresh|auth|id|session)[_-]?token|token|secret|passw(?:or)?d|pwd|authorization|"
+                 r"credentials?|private[_-]?key|cookie|x-api-key|密码|密钥|口令|令牌)")
+_SECRET_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    # provider-shaped keys, wherever they stand
+    (re.compile(r"sk-[A-Za-z0-9_\-]{8,}"), "sk-***"),
+    (re.compile(r"\b(?:AIza[0-9A-Za-z_\-]{20,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}|"
+                r"xox[abprs]-[A-Za-z0-9\-]{10,}|AKIA[0-9A-Z]{16}|glpat-[A-Za-z0-9_\-]{16,}|hf_[A-Za-z0-9]{20,}|"
+                r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{4,})"), "***"),
+    # name = value (JSON, env, headers, query strings); the value may start with an auth scheme
+    (re.compile(rf"(?i)((?<![A-Za-z]){_SECRET_NAMES}\\?[\"']?\s*[:=：]\s*\\?[\"']?)"
+                r"(?:(?:bearer|basic|token|digest)\s+)?[^\s\"'\\,;}&]{4,}"), r"\1***"),
+    # an auth scheme and its token
+    (re.compile(rf"(?i)\b((?:bearer|basic|digest)\s+){_TOKEN}{{6,}}"), r"\1***"),
+    # credentials in a URL: user:password@host, and ?key=... / &sig=... in the query
+    (re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*://[^\s/@:\"'\\]+:)[^\s/@\"'\\]+(@)"), r"\1***\2"),
+    (re.compile(r"(?i)([?&](?:[\w.\-]*(?:key|sig|signature|token|secret|password|credential)|code|auth)=)"
+                r"[^&\s#\"'\\]{4,}"), r"\1***"),
 ]
 
 
-# every pattern above contains one of these words: text without any of them has nothing to hide
-_SECRET_HINT = re.compile(r"(?i)sk-|bearer|api[_-]?key|token|secret|password|authorization")
+# every pattern above needs one of these: text without any of them has nothing to hide (the fast path)
+_SECRET_HINT = re.compile(r"(?i)sk-|bearer|basic|digest|api[_-]?key|apikey|token|secret|passw|pwd|authoriz|"
+                          r"credential|private|cookie|access|aiza|gh[pousr]_|github_pat|xox|akia|eyj|glpat|hf_|"
+                          r"://|[?&]|密码|密钥|口令|令牌")
+
+# a field whose NAME says its value is a secret: the whole value is masked, whatever it looks like
+SECRET_FIELD = re.compile(rf"(?i)^(?:.*[_\-\s])?{_SECRET_NAMES}$|^(?:auth|pass|passphrase|pin|otp|signature)$")
 
 
 def redact(text: str) -> str:
-    """Replace anything that looks like an API key or bearer token with ***."""
+    """Replace anything that looks like an API key, token or password with ***.
+
+    Covers provider key shapes (sk-…, AIza…, ghp_…, AKIA…, JWTs), auth schemes
+    (Bearer / Basic / Token …), `name: value` pairs for secret-sounding names
+    with an ASCII or full-width colon or `=`, and credentials in URLs (userinfo,
+    query parameters). Pattern-based: it catches the common shapes, not every
+    possible one. Never raises for a str.
+    """
     if not _SECRET_HINT.search(text):
         return text
-    for pattern in _SECRET_PATTERNS:
-        if pattern.groups:
-            text = pattern.sub(lambda m: m.group(1) + "***", text)
-        else:
-            text = pattern.sub("sk-***", text)
+    for pattern, replacement in _SECRET_PATTERNS:
+        text = pattern.sub(replacement, text)
     return text
 
 

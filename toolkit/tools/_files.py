@@ -51,6 +51,14 @@ def _refuse(path: object, why: str) -> dict:
                           "请只传文件名（例如 sales.csv）。")
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:  # a lone surrogate: no file system name, and no JSON the model API accepts
+        return False
+
+
 def resolve_input(path: object) -> tuple[Path, str] | dict:
     """Check a requested path: (real path, logical path like "data/input/sales.csv") or a refusal envelope.
 
@@ -65,8 +73,8 @@ def resolve_input(path: object) -> tuple[Path, str] | dict:
         return _refuse(path, f"路径必须是字符串，收到的是 {type(path).__name__}")
     if not path.strip():
         return _refuse(path, "路径为空")
-    if len(path) > MAX_PATH_CHARS or "\x00" in path:
-        return _refuse(path, "路径过长或含有非法字符")
+    if len(path) > MAX_PATH_CHARS or "\x00" in path or not _encodable(path):
+        return _refuse(path.encode("utf-8", "replace").decode("utf-8"), "路径过长或含有非法字符")
     text = path.strip().replace("\\", "/")
     if PurePosixPath(text).is_absolute() or PureWindowsPath(path.strip()).anchor:
         return _refuse(path, "不允许绝对路径")
@@ -77,8 +85,12 @@ def resolve_input(path: object) -> tuple[Path, str] | dict:
         parts = parts[2:]
     if not parts:
         return _refuse(path, "没有给出文件名")
-    base = data_dir().resolve()
-    target = base.joinpath(*parts).resolve()
+    try:  # resolving touches the file system: a symlink loop, an over-long name or an unencodable one
+        base = data_dir().resolve()
+        target = base.joinpath(*parts).resolve()
+        target.stat() if target.exists() else None  # ENAMETOOLONG / ELOOP surface here, not in the caller
+    except (OSError, RuntimeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
+        return _refuse(path, f"无法解析这个路径（{type(exc).__name__}）")
     if not target.is_relative_to(base):
         return _refuse(path, "它（经过符号链接）指向数据目录之外")
     return target, "/".join([LOGICAL_PREFIX, *parts])
@@ -90,7 +102,11 @@ def find_input(path: object) -> tuple[Path, str] | dict:
     if isinstance(where, dict):
         return where
     real, logical = where
-    if not real.is_file():
+    try:
+        exists = real.is_file()
+    except (OSError, ValueError):
+        exists = False
+    if not exists:
         return error_envelope("FILE_NOT_FOUND", f"找不到教学数据文件 {logical}", [logical])
     return where
 

@@ -1,0 +1,451 @@
+"""toolkit.viz: each chart's data, its colours and labels, determinism, empty inputs, and the CJK font.
+
+Assertions look at the figure's artists (bar counts, colours, text), not at pixels.
+Every chart is rendered with warnings turned into errors (matplotlib warns
+"Glyph ... missing from font(s)" when a label would show as boxes), and with the
+shipped font subset forced even where the system has a CJK font.
+"""
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import re
+import subprocess
+import sys
+import warnings
+from collections import Counter
+from statistics import median
+
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+from matplotlib import font_manager  # noqa: E402
+from matplotlib.colors import to_hex  # noqa: E402
+
+from toolkit import (Backoff, RetryPolicy, SimulatedClock, ToolExecutor, call_tool_with_retry,  # noqa: E402
+                     inject_faults, smart_truncate, use_clock)
+from toolkit import viz  # noqa: E402
+
+
+# --- helpers -----------------------------------------------------------------------------
+
+def render(fig, fmt: str = "png") -> bytes:
+    """The figure's bytes, drawn with every warning (a missing glyph included) as an error."""
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        metadata = {"Date": None} if fmt == "svg" else None
+        with matplotlib.rc_context({"svg.hashsalt": "test"}):
+            fig.savefig(buffer, format=fmt, metadata=metadata)
+    return buffer.getvalue()
+
+
+def collection(fig, gid: str):
+    found = [c for ax in fig.axes for c in ax.collections if c.get_gid() == gid]
+    return found[0] if found else None
+
+
+def bars(fig, gid: str) -> list:
+    return [p for ax in fig.axes for p in ax.patches if p.get_gid() == gid]
+
+
+def texts(fig) -> list[str]:
+    found = [t.get_text() for t in fig.texts]
+    for ax in fig.axes:
+        found += [t.get_text() for t in ax.texts] + [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
+        found += [t.get_text() for t in ax.get_yticklabels()]
+        legend = ax.get_legend()
+        if legend is not None:
+            found += [t.get_text() for t in legend.get_texts()]
+    if fig._suptitle is not None:
+        found.append(fig._suptitle.get_text())
+    return found
+
+
+def run(coro_fn, seed: int = 0):
+    with use_clock(SimulatedClock(seed=seed)):
+        return asyncio.run(coro_fn())
+
+
+def ok_tool():
+    return {"城市": "上海", "天气": "晴"}
+
+
+@pytest.fixture(scope="module")
+def three_attempts():
+    """One call: a timeout, a 429 with Retry-After 2 s, then success."""
+    tool = inject_faults(ok_tool, ["timeout", "rate_limit", "ok"], latency=0.1, retry_after=2.0)
+
+    async def go():
+        return await ToolExecutor(max_retries=3).execute(tool, "weather")
+    return run(go)
+
+
+@pytest.fixture(scope="module")
+def batch():
+    """50 concurrent calls over three tools with seeded faults, breaker-free."""
+    async def go():
+        executor = ToolExecutor(max_retries=3, concurrency=50)
+        tools = [inject_faults(ok_tool, rates={"timeout": 0.2, "rate_limit": 0.1, "permission": 0.05,
+                                               "partial": 0.05}, seed=s) for s in range(3)]
+        await asyncio.gather(*[executor.execute(tools[i % 3], f"tool_{i % 3}") for i in range(50)])
+        return executor
+    return run(go)
+
+
+@pytest.fixture
+def shipped_font():
+    """Force the shipped subset for one test, then restore the preferred font."""
+    family = viz.setup_fonts(prefer_system=False)
+    yield family
+    viz.setup_fonts()
+
+
+# --- retry_timeline -----------------------------------------------------------------------
+
+def test_timeline_draws_one_bar_per_attempt_coloured_by_outcome(three_attempts):
+    assert [a.outcome for a in three_attempts.trace] == ["timeout", "error", "ok"]
+    fig = viz.retry_timeline(three_attempts)
+    for key in ("timeout", "retryable", "ok"):
+        bars_of_kind = collection(fig, f"attempts-{key}")
+        assert len(bars_of_kind.get_paths()) == 1
+        assert to_hex(bars_of_kind.get_facecolor()[0]) == viz.OUTCOME_COLORS[key]
+    assert collection(fig, "attempts-fatal") is None
+    render(fig)
+
+
+def test_timeline_labels_each_wait_with_its_length_and_marks_retry_after(three_attempts):
+    fig = viz.retry_timeline(three_attempts)
+    labels = [t.get_text() for t in fig.axes[0].texts if t.get_gid() == "wait-label"]
+    waits = [a.wait_after for a in three_attempts.trace if a.wait_after > 0]
+    assert len(labels) == len(waits) == 2
+    assert labels[0].startswith(viz._fmt_seconds(waits[0])) and "Retry-After" not in labels[0]
+    assert labels[1] == f"{viz._fmt_seconds(waits[1])} Retry-After"
+    assert waits[1] >= 2.0  # the server's Retry-After held
+    assert len(collection(fig, "retry-after-waits").get_segments()) == 1
+    assert len(collection(fig, "waits").get_segments()) == 1
+
+
+def test_timeline_marks_the_deadline_at_its_time(three_attempts):
+    fig = viz.retry_timeline(three_attempts, deadline=5.0)
+    line = [ln for ln in fig.axes[0].lines if ln.get_gid() == "deadline"][0]
+    assert list(line.get_xdata()) == [5.0, 5.0]
+    assert any("总时限 5s" in t for t in texts(fig))
+
+
+def test_timeline_of_a_permission_error_shows_one_fatal_attempt():
+    tool = inject_faults(ok_tool, ["permission"])
+
+    async def go():
+        return await ToolExecutor(max_retries=3).execute(tool, "files")
+    result = run(go)
+    fig = viz.retry_timeline(result)
+    assert len(collection(fig, "attempts-fatal").get_paths()) == 1
+    assert sum(len(c.get_paths()) for c in fig.axes[0].collections if str(c.get_gid()).startswith("attempts-")) == 1
+
+
+def test_timeline_of_fifty_concurrent_calls_has_a_row_per_call_and_all_attempts(batch):
+    calls = list(batch.call_history)
+    fig = viz.retry_timeline(calls)
+    drawn = Counter()
+    for c in fig.axes[0].collections:
+        if str(c.get_gid()).startswith("attempts-"):
+            drawn[c.get_gid()] += len(c.get_paths())
+    expected = Counter(f"attempts-{viz.attempt_outcome(a)}" for r in calls for a in r.trace)
+    assert drawn == expected and sum(drawn.values()) > 50  # some calls were retried
+    assert fig.axes[0].get_ylim() == (49.5, -0.5)
+    assert f"50 次调用，{sum(expected.values())} 次尝试" in fig.axes[0].get_title()
+    render(fig)
+
+
+def test_timeline_accepts_a_retry_outcome_and_the_executor_itself(batch):
+    tool = inject_faults(ok_tool, ["server_error", "ok"])
+
+    async def go():
+        return await call_tool_with_retry(tool, max_retries=2)
+    outcome = run(go)
+    fig = viz.retry_timeline(outcome)
+    assert len(collection(fig, "attempts-retryable").get_paths()) == 1
+    assert len(collection(fig, "attempts-ok").get_paths()) == 1
+    assert viz.retry_timeline(batch).axes[0].get_title() == viz.retry_timeline(list(batch.call_history)).axes[0].get_title()
+
+
+def test_timeline_of_no_calls_is_an_empty_state_figure():
+    fig = viz.retry_timeline([])
+    assert fig.empty_state is True
+    assert "还没有调用记录" in texts(fig)
+    render(fig)
+
+
+def test_timeline_refuses_records_it_does_not_know():
+    with pytest.raises(TypeError, match="retry_timeline"):
+        viz.retry_timeline([{"name": "x"}])
+
+
+# --- backoff strategies and the herd --------------------------------------------------------
+
+def test_backoff_strategies_plots_each_modes_median_over_the_seeds():
+    fig = viz.backoff_strategies(5, base=1.0, cap=30.0, seeds=50)
+    assert len(fig.axes) == 4
+    for ax, mode in zip(fig.axes, viz.JITTER_MODES):
+        policy = Backoff(base=1.0, cap=30.0, jitter=mode)
+        schedules = [policy.schedule(5, seed=s) for s in range(50)]
+        line = [ln for ln in ax.lines if ln.get_gid() == "median"][0]
+        assert list(line.get_ydata()) == [median(s[i] for s in schedules) for i in range(5)]
+        dots = [c for c in ax.collections if c.get_gid() == "seed-waits"][0]
+        assert len(dots.get_offsets()) == 50 * 5
+    assert list([ln for ln in fig.axes[0].lines if ln.get_gid() == "median"][0].get_ydata()) == [1, 2, 4, 8, 16]
+    render(fig)
+
+
+def test_herd_histogram_totals_equal_the_arrivals_and_peaks_are_printed():
+    fig = viz.thundering_herd(60, retries=3, bin_ms=100, seed=1)
+    peaks = viz.herd_peaks(60, retries=3, bin_ms=100, seed=1)
+    assert peaks["none"] == 60  # no jitter: every client retries in the same 100 ms
+    assert peaks["full"] < 60 / 2 and peaks["decorrelated"] < 60 / 2
+    for ax, mode in zip(fig.axes, viz.JITTER_MODES):
+        stairs = [p for p in ax.patches if p.get_gid() == f"herd-{mode}"][0]
+        values = stairs.get_data().values
+        assert sum(values) == 60 * 3
+        assert max(values) == peaks[mode]
+        assert f"峰值 {peaks[mode]} 次/100 ms" in [t.get_text() for t in ax.texts]
+    render(fig)
+
+
+def test_herd_arrivals_follow_backoff_schedules():
+    arrivals = viz.herd_arrivals(3, retries=2, seed=0)
+    expected = []
+    for i in range(3):
+        a, b = Backoff(jitter="full").schedule(2, seed=i)
+        expected += [a, a + b]
+    assert arrivals["full"] == sorted(expected)
+    assert arrivals["none"] == [1.0, 1.0, 1.0, 3.0, 3.0, 3.0]
+
+
+# --- call statistics -------------------------------------------------------------------------
+
+def test_call_stats_stacks_calls_per_tool_by_status(batch):
+    fig = viz.call_stats(batch)
+    per_tool = batch.get_summary()["per_tool"]
+    names = sorted(per_tool)
+    for status, key in (("success", "success"), ("partial", "partial"), ("error", "failed")):
+        widths = [p.get_width() for p in bars(fig, f"status-{status}")]
+        assert widths == [per_tool[name][key] for name in names]
+    rates = [t for t in texts(fig) if "成功率" in t and "\n" in t]
+    assert rates == [f"{n}\n成功率 {per_tool[n]['success'] / per_tool[n]['calls']:.0%}" for n in names]
+    render(fig)
+
+
+def test_call_stats_counts_retries_per_call_and_failed_attempts_by_code(batch):
+    fig = viz.call_stats(batch)
+    calls = list(batch.call_history)
+    retries = Counter(r.retries for r in calls)
+    assert [p.get_height() for p in bars(fig, "retries")] == [retries.get(x, 0) for x in range(max(retries) + 1)]
+    timeouts = sum(1 for r in calls for a in r.trace if a.code == "TIMEOUT")
+    drawn = sum(p.get_width() for p in bars(fig, "errors-timeout"))
+    assert drawn == timeouts > 0
+
+
+def test_call_stats_of_a_list_of_results_matches_the_executor(batch):
+    from_list = viz.call_stats(list(batch.call_history))
+    from_executor = viz.call_stats(batch)
+    assert ([p.get_width() for p in bars(from_list, "status-success")]
+            == [p.get_width() for p in bars(from_executor, "status-success")])
+
+
+def test_call_stats_of_an_unused_executor_is_an_empty_state_figure():
+    fig = viz.call_stats(ToolExecutor())
+    assert fig.empty_state is True
+    render(fig)
+
+
+# --- budget curve and truncation map ---------------------------------------------------------
+
+def test_budget_curve_stays_within_the_budget_while_the_naive_dump_grows():
+    fig = viz.budget_curve([10, 100, 1000], max_chars=800)
+    ax = fig.axes[0]
+    budgeted = [ln for ln in ax.lines if ln.get_gid() == "budgeted"][0]
+    naive = [ln for ln in ax.lines if ln.get_gid() == "naive"][0]
+    assert list(naive.get_ydata()) == [len(json.dumps(viz.sample_records(n), ensure_ascii=False, indent=2))
+                                       for n in (10, 100, 1000)]
+    assert all(y <= 800 for y in budgeted.get_ydata())
+    assert naive.get_ydata()[-1] > 100 * 800
+    assert ax.get_xscale() == "log"
+    render(fig)
+
+
+def test_budget_curve_refuses_no_sizes():
+    with pytest.raises(ValueError, match="sizes"):
+        viz.budget_curve([])
+
+
+def test_truncation_map_shows_exact_head_cut_and_tail():
+    text = "".join(f"第 {i} 行：销售记录\n" for i in range(2000))
+    cut = smart_truncate(text, max_chars=1000, keep_head=600, keep_tail=300)
+    omitted = int(re.search(r"已省略 (\d+) 字符", cut).group(1))
+    fig = viz.truncation_map(text, cut)
+    head, gap, tail = (bars(fig, f"segment-{k}")[0].get_width() for k in ("head", "cut", "tail"))
+    assert gap == omitted
+    assert head + gap + tail == len(text)
+    assert text.startswith(cut[:head]) and text.endswith(cut[-tail:])
+    assert f"省略 {omitted:,}" in fig.axes[0].get_title()
+    render(fig)
+
+
+def test_truncation_map_of_an_uncut_text_keeps_everything():
+    fig = viz.truncation_map("短文本", "短文本")
+    assert [p.get_width() for p in bars(fig, "segment-head")] == [3]
+    assert bars(fig, "segment-cut") == []
+
+
+def test_truncation_map_measures_any_other_cut_by_common_prefix_and_suffix():
+    parts = viz.truncation_parts("abcdefghij", "abc...ij")
+    assert parts == {"head": 3, "cut": 5, "tail": 2, "added": 3, "total": 10, "result": 8}
+
+
+def test_truncation_map_refuses_empty_or_non_text():
+    with pytest.raises(ValueError):
+        viz.truncation_map("", "")
+    with pytest.raises(TypeError):
+        viz.truncation_map(["a"], "a")
+
+
+# --- determinism, fonts, no global state ------------------------------------------------------
+
+def all_charts(three_attempts, batch):
+    text = "日志行\n" * 3000
+    return {
+        "timeline": viz.retry_timeline(three_attempts, deadline=6.0),
+        "timeline_batch": viz.retry_timeline(batch.call_history),
+        "backoff": viz.backoff_strategies(4, seeds=30),
+        "herd": viz.thundering_herd(30, retries=3),
+        "stats": viz.call_stats(batch),
+        "budget": viz.budget_curve([10, 1000]),
+        "truncation": viz.truncation_map(text, smart_truncate(text, 1000, 500, 300)),
+        "empty": viz.call_stats([]),
+    }
+
+
+def test_same_data_gives_the_same_png_and_svg_bytes(three_attempts, batch):
+    first = all_charts(three_attempts, batch)
+    second = all_charts(three_attempts, batch)
+    for name in first:
+        assert render(first[name]) == render(second[name]), name
+    assert render(first["timeline"], "svg") == render(second["timeline"], "svg")
+    assert render(first["stats"], "svg") == render(second["stats"], "svg")
+
+
+def test_every_chart_renders_with_the_shipped_font_and_no_missing_glyph(three_attempts, batch, shipped_font):
+    assert shipped_font == viz.SHIPPED_FAMILY
+    for name, fig in all_charts(three_attempts, batch).items():
+        render(fig)  # a missing glyph would raise here
+        title = fig.axes[0].title
+        assert font_manager.findfont(title.get_fontproperties()) == str(viz.SHIPPED_FONT), name
+
+
+def test_shipped_font_covers_every_chinese_character_in_the_charts_and_common_hanzi():
+    from fontTools.ttLib import TTFont
+
+    cmap = TTFont(str(viz.SHIPPED_FONT))["cmap"].getBestCmap()
+    source = open(viz.__file__, encoding="utf-8").read()
+    used = set(re.findall(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]", source))
+    assert used and [c for c in used if ord(c) not in cmap] == []
+    level1 = {bytes([row, cell]).decode("gb2312") for row in range(0xB0, 0xD8) for cell in range(0xA1, 0xFF)
+              if (row, cell) < (0xD7, 0xFA)}
+    assert len(level1) == 3755
+    assert [c for c in level1 if ord(c) not in cmap] == []
+    assert viz.SHIPPED_FONT.stat().st_size < 1_500_000
+    assert (viz.SHIPPED_FONT.parent / "OFL.txt").read_text(encoding="utf-8").count("SIL Open Font License") >= 1
+
+
+def test_preferred_font_is_a_system_cjk_font_when_one_is_installed():
+    installed = {entry.name for entry in font_manager.fontManager.ttflist}
+    family = viz.setup_fonts()
+    system = [name for name in viz.SYSTEM_CJK_FAMILIES if name in installed]
+    assert family == (system[0] if system else viz.SHIPPED_FAMILY)
+    assert matplotlib.rcParams["axes.unicode_minus"] is False
+    assert matplotlib.rcParams["font.family"][:1] == [family]
+
+
+def test_charts_leave_nothing_in_pyplot():
+    code = ("import sys; from toolkit import viz; viz.backoff_strategies(2, seeds=2); viz.retry_timeline([]); "
+            "print('matplotlib.pyplot' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"  # outside a notebook pyplot is never even imported
+
+
+def test_same_png_bytes_in_a_fresh_process(three_attempts):
+    code = ("import asyncio, hashlib, io; from toolkit import *; from toolkit import viz\n"
+            "tool = inject_faults(lambda: {'城市': '上海', '天气': '晴'}, ['timeout', 'rate_limit', 'ok'])\n"
+            "with use_clock(SimulatedClock(seed=0)):\n"
+            "    r = asyncio.run(ToolExecutor(max_retries=3).execute(tool, 'weather'))\n"
+            "b = io.BytesIO(); viz.retry_timeline(r, deadline=6.0).savefig(b, format='png')\n"
+            "print(hashlib.sha256(b.getvalue()).hexdigest())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    import hashlib
+    here = io.BytesIO()
+    viz.retry_timeline(three_attempts, deadline=6.0).savefig(here, format="png")
+    assert done.stdout.strip() == hashlib.sha256(here.getvalue()).hexdigest()
+
+
+# --- circuit breaker and retry budget in call_stats -----------------------------------------------
+
+@pytest.fixture(scope="module")
+def guarded():
+    """Waves of calls to a failing service, with a circuit breaker and a small retry budget."""
+    from toolkit import CircuitBreaker, RetryBudget, get_clock
+
+    async def go():
+        executor = ToolExecutor(max_retries=3, breaker=CircuitBreaker(failure_threshold=3, cooldown=5.0),
+                                budget=RetryBudget(capacity=60))
+        tools = [inject_faults(ok_tool, rates={"timeout": 0.3, "unavailable": 0.3}, seed=s) for s in range(2)]
+        for _ in range(6):
+            await asyncio.gather(*[executor.execute(tools[i % 2], f"tool_{i % 2}") for i in range(10)])
+            await get_clock().sleep(2)
+        return executor
+    return run(go)
+
+
+def test_call_stats_adds_breaker_windows_and_budget_tokens_when_the_run_had_them(guarded):
+    fig = viz.call_stats(guarded)
+    assert len(fig.axes) == 6
+    refused = [r for r in guarded.call_history if r.error_code == "CIRCUIT_OPEN"]
+    marks = [ln for ax in fig.axes for ln in ax.lines if ln.get_gid() == "breaker-refused"][0]
+    assert len(marks.get_xdata()) == len(refused) > 0
+    windows = viz.breaker_windows(guarded.call_history, 3, 5.0)
+    t0 = min(r.started_at for r in guarded.call_history)
+    for r in refused:  # every refused call fell inside a replayed open window of its tool
+        assert any(a <= r.started_at <= b for a, b in windows[r.name])
+    drawn = [c for ax in fig.axes for c in ax.collections if c.get_gid() == "breaker-open"]
+    assert sum(len(c.get_paths()) for c in drawn) == sum(len(w) for w in windows.values())
+    tokens = [ln for ax in fig.axes for ln in ax.lines if ln.get_gid() == "budget-tokens"][0]
+    points = viz.budget_tokens(guarded.call_history, guarded.policy.budget)
+    assert list(tokens.get_ydata()) == [v for _, v in points]
+    assert list(tokens.get_xdata()) == [t - t0 for t, _ in points]
+    assert any("被拒的重试 " + str(guarded.policy.budget.denied) in t for t in texts(fig))
+    render(fig)
+
+
+def test_budget_replay_charges_retries_and_refunds_successes():
+    from toolkit import RetryBudget
+
+    tool = inject_faults(ok_tool, ["timeout", "server_error", "ok"])
+    budget = RetryBudget(capacity=100)
+
+    async def go():
+        return await ToolExecutor(max_retries=3, budget=budget).execute(tool, "t")
+    result = run(go)
+    points = viz.budget_tokens([result], RetryBudget(capacity=100))
+    assert [v for _, v in points] == [100, 90, 85, 86]  # timeout retry 10, 5xx retry 5, success +1
+    assert points[-1][1] == budget.tokens  # the replay ends where the real budget is
+
+
+def test_a_chart_shows_itself_as_png_in_a_notebook():
+    from IPython.core.formatters import PNGFormatter
+
+    fig = viz.truncation_map("短文本", "短文本")
+    data = PNGFormatter()(fig)
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"

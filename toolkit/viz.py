@@ -1,0 +1,747 @@
+"""Charts of what the toolkit recorded: retry timelines, backoff, the thundering herd, call statistics.
+
+Every function takes the toolkit's own records (`ToolResult.trace` / `Attempt`,
+`RetryOutcome`, `ToolExecutor.call_history` and `get_summary()`, `Backoff.schedule()`,
+`smart_truncate`'s output) and returns a `matplotlib.figure.Figure`:
+
+* it never calls `plt.show()` and never leaves a figure in pyplot's list: it is a
+  `ChartFigure` (a Figure with `_repr_png_`), so a notebook shows it once, when it is
+  the cell's last expression (or with `display(fig)`), whatever the backend, and a
+  widget can save it as PNG;
+* axes, titles and legends are in Chinese; the same data draws the same picture
+  (same PNG bytes with the Agg backend);
+* sizes are modest (8 inches wide, 90 dpi) so stored notebook outputs stay small.
+
+Fonts: importing this module registers the CJK font subset shipped in toolkit/fonts
+(TRL Sans CJK SC, a subset of Noto Sans CJK SC under the SIL Open Font License) with
+matplotlib, prefers a system CJK font where one is installed (Noto Sans CJK SC,
+Source Han Sans, WenQuanYi, Microsoft YaHei, PingFang SC), and sets
+`axes.unicode_minus` to False. `setup_fonts(prefer_system=False)` forces the shipped
+font. Importing `toolkit` alone never loads matplotlib; this module does.
+
+OUTCOME_COLORS and OUTCOME_LABELS map each attempt outcome ("ok", "partial",
+"retryable", "fatal", "timeout") to its colour and Chinese label.
+"""
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections import Counter
+from pathlib import Path
+from statistics import median
+from typing import Any, Iterable, Sequence
+
+import matplotlib
+from matplotlib import font_manager
+from matplotlib.collections import PolyCollection
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+from matplotlib.lines import Line2D
+
+from .retry import Attempt, Backoff, RetryOutcome
+from .results import ToolResult
+
+__all__ = [
+    "retry_timeline", "backoff_strategies", "thundering_herd", "herd_peaks", "herd_arrivals",
+    "call_stats", "breaker_windows", "budget_tokens", "budget_curve", "truncation_map", "truncation_parts",
+    "sample_records", "attempt_outcome", "setup_fonts", "font_family", "ChartFigure",
+    "OUTCOME_COLORS", "OUTCOME_LABELS", "JITTER_LABELS", "SHIPPED_FONT", "SHIPPED_FAMILY",
+]
+
+# --- fonts ---------------------------------------------------------------------------
+
+SHIPPED_FONT = Path(__file__).resolve().parent / "fonts" / "TRLSansCJKsc-Regular.otf"
+SHIPPED_FAMILY = "TRL Sans CJK SC"
+SYSTEM_CJK_FAMILIES = (
+    "Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Source Han Sans CN",
+    "WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Microsoft YaHei", "PingFang SC",
+    "Hiragino Sans GB", "Heiti SC", "SimHei",
+)
+_font: dict[str, Any] = {"family": None, "registered": False}
+
+
+def setup_fonts(prefer_system: bool = True) -> str:
+    """Register the shipped CJK subset and make a CJK font matplotlib's first sans-serif.
+
+    With prefer_system (the default) an installed system CJK font wins; with
+    prefer_system=False the shipped subset is used even where one is installed (tests
+    use this to prove the shipped font covers every label). Sets axes.unicode_minus
+    to False (an ASCII hyphen-minus renders in every font). Returns the family used.
+    """
+    if not _font["registered"]:
+        font_manager.fontManager.addfont(str(SHIPPED_FONT))
+        _font["registered"] = True
+    family = SHIPPED_FAMILY
+    if prefer_system:
+        installed = {entry.name for entry in font_manager.fontManager.ttflist}
+        family = next((name for name in SYSTEM_CJK_FAMILIES if name in installed), SHIPPED_FAMILY)
+    _font["family"] = family
+    chain = _font_chain()
+    rest = [name for name in matplotlib.rcParams["font.sans-serif"] if name not in chain]
+    # matplotlib falls back glyph by glyph only along an explicit family list, not inside "sans-serif"
+    matplotlib.rcParams["font.family"] = chain + ["sans-serif"]
+    matplotlib.rcParams["font.sans-serif"] = chain + rest
+    matplotlib.rcParams["axes.unicode_minus"] = False
+    return family
+
+
+def font_family() -> str:
+    """The CJK font family the charts use (see setup_fonts)."""
+    return _font["family"] or setup_fonts()
+
+
+def _font_chain() -> list[str]:
+    family = _font["family"] or SHIPPED_FAMILY
+    chain = [family] if family == SHIPPED_FAMILY else [family, SHIPPED_FAMILY]
+    return chain + ["DejaVu Sans"]  # matplotlib falls back glyph by glyph along this list
+
+
+def _rc() -> dict[str, Any]:
+    """rcParams every chart is drawn under, whatever the caller changed since import."""
+    return {"font.family": _font_chain(), "font.sans-serif": _font_chain(), "axes.unicode_minus": False,
+            "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8,
+            "xtick.labelsize": 8, "ytick.labelsize": 8, "svg.hashsalt": "toolkit.viz"}
+
+
+class ChartFigure(Figure):
+    """A Figure that shows itself as PNG in any notebook front end, without pyplot.
+
+    The charts are never registered with pyplot (nothing is shown twice, nothing
+    leaks between cells); `_repr_png_` lets IPython display one that is a cell's
+    last expression whatever matplotlib backend is active.
+    """
+
+    def _repr_png_(self) -> bytes:
+        buffer = io.BytesIO()
+        self.savefig(buffer, format="png", bbox_inches="tight")
+        return buffer.getvalue()
+
+
+setup_fonts()
+
+DPI = 90
+WIDTH = 8.0
+
+# --- shared helpers --------------------------------------------------------------------
+
+OUTCOME_COLORS = {
+    "ok": "#3a9d5d",         # green
+    "partial": "#e8a33d",    # amber
+    "retryable": "#e4572e",  # orange-red
+    "fatal": "#8e1b1b",      # dark red
+    "timeout": "#7b5ea7",    # purple
+}
+OUTCOME_LABELS = {
+    "ok": "成功", "partial": "部分成功", "retryable": "可重试错误", "fatal": "不可重试错误",
+    "timeout": "超时（被截断）",
+}
+STATUS_COLORS = {"success": OUTCOME_COLORS["ok"], "partial": OUTCOME_COLORS["partial"],
+                 "error": OUTCOME_COLORS["retryable"]}
+STATUS_LABELS = {"success": "成功", "partial": "部分成功", "error": "失败"}
+JITTER_MODES = ("none", "full", "equal", "decorrelated")
+JITTER_LABELS = {"none": "无抖动 none", "full": "全抖动 full", "equal": "等分抖动 equal",
+                 "decorrelated": "去相关抖动 decorrelated"}
+WAIT_COLOR = "#6b7280"
+RETRY_AFTER_COLOR = "#1f6fb2"
+DEADLINE_COLOR = "#c1121f"
+
+
+def _figure(height: float, width: float = WIDTH) -> Figure:
+    with matplotlib.rc_context(_rc()):
+        return ChartFigure(figsize=(width, height), dpi=DPI, layout="constrained")
+
+
+def _empty(message: str, title: str, height: float = 2.2) -> Figure:
+    """An empty-state figure: one frame with `message` in the middle."""
+    with matplotlib.rc_context(_rc()):
+        fig = _figure(height)
+        ax = fig.add_subplot()
+        ax.set_title(title)
+        ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes, color="#555555",
+                fontsize=11)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        fig.empty_state = True
+        return fig
+
+
+def attempt_outcome(attempt: Attempt) -> str:
+    """The colour class of one attempt: ok, partial, retryable, fatal or timeout."""
+    if attempt.outcome in ("ok", "partial", "timeout"):
+        return attempt.outcome
+    if attempt.code == "TIMEOUT":
+        return "timeout"
+    return "fatal" if attempt.error_type == "fatal" else "retryable"
+
+
+def _fmt_seconds(seconds: float) -> str:
+    if seconds >= 10:
+        return f"{seconds:.0f}s"
+    if seconds >= 1:
+        return f"{seconds:.1f}s".replace(".0s", "s")
+    return f"{seconds * 1000:.0f}ms"
+
+
+# --- retry timeline ---------------------------------------------------------------------
+
+class _Row:
+    __slots__ = ("label", "attempts", "start", "status", "note")
+
+    def __init__(self, label: str, attempts: list, start: float, status: str, note: str | None = None):
+        self.label, self.attempts, self.start, self.status, self.note = label, attempts, start, status, note
+
+
+def _rows(calls: Any) -> list[_Row]:
+    if isinstance(calls, (ToolResult, RetryOutcome)):
+        calls = [calls]
+    elif hasattr(calls, "call_history"):
+        calls = list(calls.call_history)
+    else:
+        calls = list(calls)
+    if calls and all(isinstance(c, Attempt) for c in calls):
+        calls = [calls]  # a bare list of attempts is one call's trace
+    rows = []
+    for i, call in enumerate(calls, 1):
+        if isinstance(call, ToolResult):
+            label = f"{i}. {call.name}"
+            rows.append(_Row(label, list(call.trace), call.started_at, call.status,
+                             None if call.trace else (call.error_code or "未执行")))
+        elif isinstance(call, RetryOutcome):
+            attempts = list(call.attempts)
+            status = "success" if call.error is None else "error"
+            rows.append(_Row(f"{i}. 调用", attempts, attempts[0].start if attempts else 0.0, status))
+        elif isinstance(call, (list, tuple)) and all(isinstance(a, Attempt) for a in call):
+            rows.append(_Row(f"{i}. 调用", list(call), call[0].start if call else 0.0, "success"))
+        else:
+            raise TypeError(f"retry_timeline 需要 ToolResult、RetryOutcome 或它们的列表，收到 {type(call).__name__}")
+    return rows
+
+
+def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | None = None) -> Figure:
+    """One row per call, one bar per attempt coloured by outcome, waits drawn as labelled gaps.
+
+    calls: a ToolResult, a RetryOutcome, a list of them (e.g. `executor.call_history`),
+    an executor, or one call's list of Attempt. Times are clock seconds from the first
+    attempt of the batch. Each attempt is a bar (colours: OUTCOME_COLORS); each backoff
+    wait is a dotted line across the gap with its length (a wait that followed a 429 is
+    blue and marked Retry-After); `deadline` (seconds from the batch start) is a red
+    dashed line. A call that never ran (circuit open, refused arguments) shows its code.
+    Waits are labelled when there are at most 20 rows; row labels thin out past 40 rows.
+
+    Empty input: returns an empty-state figure saying there are no calls (no error).
+    Raises TypeError for records it does not know.
+    """
+    rows = _rows(calls)
+    heading = title or "重试时间线"
+    if not rows:
+        return _empty("还没有调用记录", heading)
+    starts = [a.start for r in rows for a in r.attempts] + [r.start for r in rows]
+    ends = [a.end + a.wait_after for r in rows for a in r.attempts] + [r.start for r in rows]
+    t0 = min(starts)
+    span = max(max(ends) - t0, deadline or 0.0, 1e-3)
+    min_width = span * 0.004  # an instant attempt (a sync tool on the simulated clock) stays visible
+    n = len(rows)
+    label_waits = n <= 20
+    with matplotlib.rc_context(_rc()):
+        fig = _figure(min(1.3 + 0.28 * n, 9.0))
+        ax = fig.add_subplot()
+        boxes: dict[str, list] = {key: [] for key in OUTCOME_COLORS}
+        wait_lines: list = []
+        retry_after_lines: list = []
+        skipped = []
+        attempt_count = 0
+        for y, row in enumerate(rows):
+            for a in row.attempts:
+                x0 = a.start - t0
+                x1 = x0 + max(a.end - a.start, min_width)
+                boxes[attempt_outcome(a)].append([(x0, y - 0.3), (x1, y - 0.3), (x1, y + 0.3), (x0, y + 0.3)])
+                attempt_count += 1
+                if a.wait_after > 0:
+                    w0, w1 = a.end - t0, a.end - t0 + a.wait_after
+                    limited = a.code == "RATE_LIMITED" or getattr(a, "retry_after", None) is not None
+                    (retry_after_lines if limited else wait_lines).append([(w0, y), (w1, y)])
+                    if label_waits:
+                        text = _fmt_seconds(a.wait_after) + (" Retry-After" if limited else "")
+                        ax.text((w0 + w1) / 2, y + 0.12, text, ha="center", va="bottom", fontsize=7,
+                                color=RETRY_AFTER_COLOR if limited else WAIT_COLOR, gid="wait-label")
+            if not row.attempts:
+                skipped.append(y)
+                ax.text(row.start - t0, y, f" {row.note}", va="center", fontsize=7, color="#555555",
+                        gid="not-run-label")
+        for key, polys in boxes.items():
+            if polys:
+                ax.add_collection(PolyCollection(polys, facecolors=OUTCOME_COLORS[key], edgecolors="white",
+                                                 linewidths=0.5, label=OUTCOME_LABELS[key], gid=f"attempts-{key}"))
+        from matplotlib.collections import LineCollection
+        if wait_lines:
+            ax.add_collection(LineCollection(wait_lines, colors=WAIT_COLOR, linestyles=":", linewidths=1.2,
+                                             label="退避等待", gid="waits"))
+        if retry_after_lines:
+            ax.add_collection(LineCollection(retry_after_lines, colors=RETRY_AFTER_COLOR, linestyles="--",
+                                             linewidths=1.2, label="按 Retry-After 等待", gid="retry-after-waits"))
+        if skipped:
+            ax.plot([rows[y].start - t0 for y in skipped], skipped, "x", color="#555555", markersize=5,
+                    label="未执行（熔断/参数被拒）", gid="not-run")
+        if deadline is not None:
+            ax.axvline(deadline, color=DEADLINE_COLOR, linestyle="--", linewidth=1.2, label=f"总时限 {deadline:g}s",
+                       gid="deadline")
+        ax.set_xlim(-span * 0.01, span * 1.04)
+        ax.set_ylim(n - 0.5, -0.5)
+        step = 1 if n <= 40 else math.ceil(n / 40)
+        ticks = list(range(0, n, step))
+        ax.set_yticks(ticks, [rows[i].label for i in ticks], fontsize=8 if n <= 20 else 6)
+        ax.set_xlabel("时间（秒，从第一次尝试算起）")
+        ax.set_title(title or f"重试时间线：{n} 次调用，{attempt_count} 次尝试")
+        ax.grid(axis="x", alpha=0.3)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=7)
+        return fig
+
+
+# --- backoff strategies --------------------------------------------------------------------
+
+def backoff_strategies(retries: int = 5, *, base: float = 1.0, cap: float = 30.0, seeds: int = 200,
+                       factor: float = 2.0) -> Figure:
+    """The four jitter modes side by side: the wait before each retry over `seeds` seeds.
+
+    Each panel shows every seed's waits (faint dots), the median (line) and the ceiling
+    min(cap, base·factor^n) (dashed), for `Backoff(base, factor, cap, jitter=mode).schedule(retries, seed)`
+    with seed = 0..seeds-1. Raises ValueError for retries < 1 or seeds < 1.
+    """
+    if retries < 1 or seeds < 1:
+        raise ValueError(f"retries 和 seeds 至少为 1，收到 retries={retries}, seeds={seeds}")
+    with matplotlib.rc_context(_rc()):
+        fig = _figure(3.5)
+        axes = fig.subplots(1, 4, sharey=True)
+        xs = list(range(1, retries + 1))
+        for ax, mode in zip(axes, JITTER_MODES):
+            policy = Backoff(base=base, factor=factor, cap=cap, jitter=mode)
+            schedules = [policy.schedule(retries, seed=s) for s in range(seeds)]
+            dots_x = [x + (((s * 7919) % 101) / 100 - 0.5) * 0.35 for s in range(seeds) for x in xs]
+            dots_y = [w for sched in schedules for w in sched]
+            ax.scatter(dots_x, dots_y, s=3, alpha=0.25, color="#4c72b0", linewidths=0, gid="seed-waits")
+            medians = [median(sched[i] for sched in schedules) for i in range(retries)]
+            ax.plot(xs, medians, "o-", color="#1d3557", markersize=3, linewidth=1.5, label="中位数", gid="median")
+            ax.plot(xs, [policy.ceiling(i) for i in range(retries)], "--", color="#999999", linewidth=1,
+                    label="上限 min(cap, base·2^n)", gid="ceiling")
+            ax.set_title(JITTER_LABELS[mode], fontsize=9)
+            ax.set_xticks(xs)
+            ax.set_xlabel("第几次重试")
+            ax.grid(alpha=0.3)
+        axes[0].set_ylabel("等待（秒）")
+        axes[0].legend(loc="upper left", fontsize=7, frameon=False)
+        fig.suptitle(f"四种抖动方式的退避等待（{seeds} 个随机种子，base={base:g}s，cap={cap:g}s）", fontsize=10)
+        return fig
+
+
+# --- thundering herd ------------------------------------------------------------------------
+
+def herd_arrivals(clients: int = 100, *, retries: int = 4, seed: int = 0, base: float = 1.0,
+                  cap: float = 30.0) -> dict[str, list[float]]:
+    """When each retry of `clients` clients arrives (seconds), per jitter mode.
+
+    All clients fail at t=0 and every retry fails too (the service stays down), so
+    client i retries after the cumulative waits of
+    `Backoff(base, 2, cap, mode).schedule(retries, seed=seed * 1_000_003 + i)`.
+    Returns {mode: sorted arrival times}; each list has clients × retries entries.
+    """
+    if clients < 1 or retries < 1:
+        raise ValueError(f"clients 和 retries 至少为 1，收到 clients={clients}, retries={retries}")
+    arrivals: dict[str, list[float]] = {}
+    for mode in JITTER_MODES:
+        policy = Backoff(base=base, cap=cap, jitter=mode)
+        times = []
+        for i in range(clients):
+            t = 0.0
+            for wait in policy.schedule(retries, seed=seed * 1_000_003 + i):
+                t += wait
+                times.append(t)
+        arrivals[mode] = sorted(times)
+    return arrivals
+
+
+def _histogram(times: Sequence[float], bin_ms: int) -> list[int]:
+    width = bin_ms / 1000.0
+    last = max(times, default=0.0)
+    counts = [0] * (int(last / width + 1e-9) + 1)
+    for t in times:
+        counts[int(t / width + 1e-9)] += 1
+    return counts
+
+
+def herd_peaks(clients: int = 100, *, retries: int = 4, bin_ms: int = 100, seed: int = 0,
+               base: float = 1.0, cap: float = 30.0) -> dict[str, int]:
+    """The largest number of retries arriving within one `bin_ms` window, per jitter mode."""
+    if bin_ms <= 0:
+        raise ValueError(f"bin_ms 必须大于 0，收到 {bin_ms}")
+    arrivals = herd_arrivals(clients, retries=retries, seed=seed, base=base, cap=cap)
+    return {mode: max(_histogram(times, bin_ms)) for mode, times in arrivals.items()}
+
+
+def thundering_herd(clients: int = 100, *, retries: int = 4, bin_ms: int = 100, seed: int = 0,
+                    base: float = 1.0, cap: float = 30.0) -> Figure:
+    """N clients fail at t=0; retry arrivals per `bin_ms` window, one panel per jitter mode.
+
+    Each panel is a histogram (its total is clients × retries) with the peak load
+    printed (the numbers herd_peaks returns). Raises ValueError for clients, retries
+    or bin_ms < 1.
+    """
+    if bin_ms <= 0:
+        raise ValueError(f"bin_ms 必须大于 0，收到 {bin_ms}")
+    arrivals = herd_arrivals(clients, retries=retries, seed=seed, base=base, cap=cap)
+    width = bin_ms / 1000.0
+    end = max(t for times in arrivals.values() for t in times)
+    with matplotlib.rc_context(_rc()):
+        fig = _figure(4.6)
+        axes = fig.subplots(4, 1, sharex=True)
+        for ax, mode in zip(axes, JITTER_MODES):
+            counts = _histogram(arrivals[mode], bin_ms)
+            edges = [i * width for i in range(len(counts) + 1)]
+            ax.stairs(counts, edges, fill=True, color="#4c72b0", gid=f"herd-{mode}")
+            peak = max(counts)
+            ax.text(0.995, 0.9, f"峰值 {peak} 次/{bin_ms} ms", transform=ax.transAxes, ha="right", va="top",
+                    fontsize=8, color=DEADLINE_COLOR if peak >= clients / 2 else "#1d3557", gid="peak")
+            ax.set_ylim(0, peak * 1.25 + 1)
+            ax.set_ylabel(JITTER_LABELS[mode].split()[0], rotation=0, ha="right", va="center", fontsize=8)
+            ax.grid(axis="x", alpha=0.3)
+        axes[-1].set_xlim(0, end * 1.02 + width)
+        axes[-1].set_xlabel(f"时间（秒）；纵轴：每 {bin_ms} 毫秒到达的重试次数")
+        fig.suptitle(f"惊群：{clients} 个客户端在 t=0 同时失败，之后每人重试 {retries} 次", fontsize=10)
+        return fig
+
+
+# --- call statistics ---------------------------------------------------------------------------
+
+def _results_and_summary(source: Any) -> tuple[list[ToolResult], dict[str, dict[str, int]], Any]:
+    if hasattr(source, "call_history") and hasattr(source, "get_summary"):
+        per_tool = source.get_summary()["per_tool"]
+        return list(source.call_history), per_tool, source
+    if isinstance(source, ToolResult):
+        source = [source]
+    results = list(source)
+    bad = [type(r).__name__ for r in results if not isinstance(r, ToolResult)]
+    if bad:
+        raise TypeError(f"call_stats 需要 ToolExecutor 或 ToolResult 列表，收到 {bad[0]}")
+    per_tool: dict[str, dict[str, int]] = {}
+    for r in results:
+        counts = per_tool.setdefault(r.name, {"calls": 0, "success": 0, "partial": 0, "failed": 0, "retries": 0})
+        counts["calls"] += 1
+        counts["retries"] += r.retries
+        counts["success" if r.status == "success" else "partial" if r.status == "partial" else "failed"] += 1
+    return results, per_tool, None
+
+
+def _error_codes(results: Iterable[ToolResult]) -> dict[str, Counter]:
+    """{error code: Counter(outcome class)} over every failed attempt, plus calls that never ran."""
+    codes: dict[str, Counter] = {}
+    for r in results:
+        if not r.trace and r.error is not None:  # refused or circuit open: no attempt, one error
+            key = "partial" if r.status == "partial" else ("fatal" if r.error_type == "fatal" else "retryable")
+            codes.setdefault(str(r.error_code or "UNKNOWN"), Counter())[key] += 1
+        for a in r.trace:
+            outcome = attempt_outcome(a)
+            if outcome == "ok":
+                continue
+            code = "PARTIAL" if outcome == "partial" else str(a.code or "UNKNOWN")
+            codes.setdefault(code, Counter())[outcome] += 1
+    return codes
+
+
+def breaker_windows(results: Iterable[ToolResult], failure_threshold: int = 5,
+                    cooldown: float = 30.0) -> dict[str, list[tuple[float, float]]]:
+    """When each tool's circuit breaker was open, replayed from the results: {tool: [(start, end)]}.
+
+    The executor keeps no breaker history, so this replays a fresh CircuitBreaker with
+    the same settings over the results in the order they ended (clock seconds). A
+    window ends after `cooldown`, or earlier when a trial call succeeds. Calls refused
+    with CIRCUIT_OPEN are not replayed (the breaker never saw them).
+    """
+    from .executor import CircuitBreaker
+
+    replay = CircuitBreaker(failure_threshold=failure_threshold, cooldown=cooldown)
+    windows: dict[str, list[list[float]]] = {}
+    for r in sorted(results, key=lambda r: r.started_at + r.duration_ms / 1000):
+        if r.error_code == "CIRCUIT_OPEN" or r.status == "partial" or r.attempts == 0:
+            continue
+        end = r.started_at + r.duration_ms / 1000
+        before = replay.state(r.name, end)
+        replay.record(r.name, r.error_type != "retryable", end)
+        after = replay.state(r.name, end)
+        spans = windows.setdefault(r.name, [])
+        if after == "open":
+            if before == "open" and spans:
+                spans[-1][1] = end + cooldown
+            else:
+                spans.append([end, end + cooldown])
+        elif after == "closed" and before != "closed" and spans:
+            spans[-1][1] = min(spans[-1][1], end)
+    return {name: [(a, b) for a, b in spans] for name, spans in windows.items() if spans}
+
+
+def budget_tokens(results: Iterable[ToolResult], budget: Any) -> list[tuple[float, int]]:
+    """The retry budget's tokens over time, replayed from the attempts: [(clock seconds, tokens)].
+
+    Starts full (budget.capacity); each retry costs retry_cost (timeout_cost after a
+    timeout), each successful call refunds success_refund, as RetryBudget does.
+    """
+    events = []
+    for r in results:
+        for a in r.trace:
+            if a.wait_after > 0:
+                events.append((a.end, -(budget.timeout_cost if a.code == "TIMEOUT" else budget.retry_cost)))
+            elif a.outcome in ("ok", "partial"):
+                events.append((a.end, budget.success_refund))
+    tokens = budget.capacity
+    points = [(min((t for t, _ in events), default=0.0), tokens)]
+    for when, delta in sorted(events, key=lambda e: e[0]):
+        tokens = min(budget.capacity, tokens + delta) if delta > 0 else tokens + delta
+        points.append((when, tokens))
+    return points
+
+
+def _draw_breaker(ax: Any, results: list[ToolResult], breaker: Any) -> None:
+    t0 = min((r.started_at for r in results), default=0.0)
+    names = sorted({r.name for r in results})
+    if breaker is not None:
+        windows = breaker_windows(results, breaker.failure_threshold, breaker.cooldown)
+        for y, name in enumerate(names):
+            spans = [(a - t0, b - a) for a, b in windows.get(name, [])]
+            if spans:
+                ax.broken_barh(spans, (y - 0.3, 0.6), facecolors=OUTCOME_COLORS["retryable"], alpha=0.6,
+                               gid="breaker-open")
+    refused = [(r.started_at - t0, names.index(r.name)) for r in results if r.error_code == "CIRCUIT_OPEN"]
+    if refused:
+        ax.plot([x for x, _ in refused], [y for _, y in refused], "x", color=OUTCOME_COLORS["fatal"],
+                markersize=4, label=f"熔断中被拒的调用（{len(refused)}）", gid="breaker-refused")
+        ax.legend(loc="upper right", fontsize=7, frameon=False)
+    ax.set_yticks(range(len(names)), names)
+    ax.set_ylim(len(names) - 0.5, -0.5)
+    ax.set_xlabel("时间（秒）")
+    ax.set_title("熔断器打开的时段（由调用记录推算）" if breaker is not None else "熔断器拒绝的调用")
+
+
+def _draw_budget(ax: Any, results: list[ToolResult], budget: Any) -> None:
+    t0 = min((r.started_at for r in results), default=0.0)
+    points = budget_tokens(results, budget)
+    ax.step([t - t0 for t, _ in points], [v for _, v in points], where="post", color="#1d3557", gid="budget-tokens")
+    ax.axhline(budget.capacity, color="#999999", linestyle="--", linewidth=1)
+    ax.set_ylim(0, budget.capacity * 1.1)
+    ax.set_xlabel("时间（秒）")
+    ax.set_ylabel("剩余额度")
+    ax.set_title(f"重试额度（由调用记录推算；被拒的重试 {budget.denied} 次）")
+
+
+def call_stats(executor_or_results: Any) -> Figure:
+    """Call statistics in four panels: calls per tool stacked by final status (success rate in
+    the row label), the duration distribution, retries per call, and the error codes of
+    every failed attempt (stacked by outcome: retryable, timeout, fatal, partial).
+
+    executor_or_results: a ToolExecutor (per-tool counts come from get_summary(), which
+    counts every call; the other panels from call_history) or an iterable of ToolResult.
+    A third row appears when the run had them: the circuit breaker's open windows per
+    tool and the retry budget's tokens over time. The executor keeps no history of
+    either, so both are replayed from the results (breaker_windows, budget_tokens) and
+    the titles say so; calls refused by an open breaker are marked from their results.
+    Empty input (no calls yet): returns an empty-state figure (no error).
+    Raises TypeError for anything else.
+    """
+    results, per_tool, executor = _results_and_summary(executor_or_results)
+    if not per_tool:
+        return _empty("还没有调用记录", "调用统计")
+    breaker = getattr(executor, "breaker", None)
+    budget = getattr(getattr(executor, "policy", None), "budget", None)
+    fast_failed = [r for r in results if r.error_code == "CIRCUIT_OPEN"]
+    extras = [name for name, present in (("breaker", breaker is not None or fast_failed),
+                                         ("budget", budget is not None)) if present]
+    with matplotlib.rc_context(_rc()):
+        fig = _figure(5.2 + 2.0 * bool(extras))
+        layout = [["tools", "durations"], ["retries", "errors"]]
+        if extras:
+            layout.append(extras if len(extras) == 2 else extras * 2)
+        axes = fig.subplot_mosaic(layout)
+        ax_tools, ax_dur, ax_retry, ax_err = (axes[k] for k in ("tools", "durations", "retries", "errors"))
+        if "breaker" in axes:
+            _draw_breaker(axes["breaker"], results, breaker)
+        if "budget" in axes:
+            _draw_budget(axes["budget"], results, budget)
+        names = sorted(per_tool)
+        left = [0] * len(names)
+        for status, key in (("success", "success"), ("partial", "partial"), ("error", "failed")):
+            widths = [per_tool[name][key] for name in names]
+            ax_tools.barh(names, widths, left=left, color=STATUS_COLORS[status],
+                          label=STATUS_LABELS[status] if any(widths) else "_nolegend_", gid=f"status-{status}")
+            left = [a + b for a, b in zip(left, widths)]
+        labels = []
+        for name in names:
+            counts = per_tool[name]
+            rate = counts["success"] / counts["calls"] if counts["calls"] else 0.0
+            labels.append(f"{name}\n成功率 {rate:.0%}")
+        ax_tools.set_yticks(range(len(names)), labels)
+        ax_tools.invert_yaxis()
+        ax_tools.set_title("每个工具的调用数（按最终状态）")
+        ax_tools.set_xlabel("调用次数")
+        ax_tools.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=3, fontsize=7, frameon=False)
+
+        durations = [r.duration_ms for r in results]
+        if durations:
+            ax_dur.hist(durations, bins=min(30, max(5, len(set(durations)))), color="#4c72b0", gid="durations")
+            ax_dur.axvline(median(durations), color="#1d3557", linestyle="--", linewidth=1,
+                           label=f"中位数 {median(durations):.0f} ms")
+            ax_dur.legend(fontsize=7, frameon=False)
+        ax_dur.set_title("耗时分布（含重试与等待）")
+        ax_dur.set_xlabel("耗时（毫秒）")
+        ax_dur.set_ylabel("调用次数")
+
+        retries = Counter(r.retries for r in results)
+        xs = list(range(0, max(retries, default=0) + 1))
+        ax_retry.bar(xs, [retries.get(x, 0) for x in xs], color="#6c8ebf", gid="retries")
+        ax_retry.set_xticks(xs)
+        ax_retry.set_title("每次调用的重试次数")
+        ax_retry.set_xlabel("重试次数")
+        ax_retry.set_ylabel("调用次数")
+
+        codes = _error_codes(results)
+        if codes:
+            items = sorted(codes.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
+            left_err = [0] * len(items)
+            for key in ("retryable", "timeout", "fatal", "partial"):
+                widths = [counts.get(key, 0) for _, counts in items]
+                if any(widths):
+                    ax_err.barh([code for code, _ in items], widths, left=left_err, color=OUTCOME_COLORS[key],
+                                label=OUTCOME_LABELS[key], gid=f"errors-{key}")
+                    left_err = [a + b for a, b in zip(left_err, widths)]
+            ax_err.invert_yaxis()
+            ax_err.legend(loc="lower right", fontsize=7, frameon=False)
+        else:
+            ax_err.text(0.5, 0.5, "没有失败的尝试", ha="center", va="center", transform=ax_err.transAxes)
+        ax_err.set_title("错误类型（每次失败的尝试，含重试后成功的）")
+        ax_err.set_xlabel("尝试次数")
+        total = sum(c["calls"] for c in per_tool.values())
+        ok = sum(c["success"] for c in per_tool.values())
+        fig.suptitle(f"调用统计：{total} 次调用，成功率 {ok / total:.0%}", fontsize=10)
+        return fig
+
+
+# --- budget curve ---------------------------------------------------------------------------------
+
+DEFAULT_SIZES = (10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000)
+_PRODUCTS = ("显示器", "键盘", "鼠标", "耳机", "笔记本电脑")
+
+
+def sample_records(n: int) -> list[dict]:
+    """`n` sales-like records (the same for the same n), as a query tool would return them."""
+    return [{"order_id": i + 1, "date": f"2024-{i % 12 + 1:02d}-{i % 28 + 1:02d}",
+             "product": _PRODUCTS[i % len(_PRODUCTS)], "quantity": i % 7 + 1,
+             "amount": round(99.5 + (i * 37) % 900, 2)} for i in range(n)]
+
+
+def budget_curve(sizes: Iterable[int] | None = None, *, max_chars: int = 2000) -> Figure:
+    """Input size (records, log x) vs the characters the model receives, log y.
+
+    For each size n, `sample_records(n)` goes through
+    `parse_tool_result(records, max_tokens=max_chars // 4)` (flat: at most the budget)
+    and through the naive `json.dumps(records, indent=2)` (grows with the input).
+    Raises ValueError for empty sizes, sizes < 1, or max_chars < 4.
+    """
+    from .parsing import CHARS_PER_TOKEN, parse_tool_result
+
+    sizes = sorted(set(DEFAULT_SIZES if sizes is None else sizes))
+    if not sizes or sizes[0] < 1:
+        raise ValueError(f"sizes 需要至少一个 >= 1 的记录数，收到 {sizes}")
+    if max_chars < CHARS_PER_TOKEN:
+        raise ValueError(f"max_chars 至少为 {CHARS_PER_TOKEN}，收到 {max_chars}")
+    ours, naive = [], []
+    for n in sizes:
+        records = sample_records(n)
+        ours.append(len(parse_tool_result(records, max_tokens=max_chars // CHARS_PER_TOKEN)))
+        naive.append(len(json.dumps(records, ensure_ascii=False, indent=2)))
+    with matplotlib.rc_context(_rc()):
+        fig = _figure(3.5)
+        ax = fig.add_subplot()
+        ax.plot(sizes, naive, "o-", color=OUTCOME_COLORS["retryable"], markersize=4,
+                label="直接 json.dumps 全部", gid="naive")
+        ax.plot(sizes, ours, "o-", color=OUTCOME_COLORS["ok"], markersize=4,
+                label=f"parse_tool_result（max_tokens={max_chars // CHARS_PER_TOKEN}）", gid="budgeted")
+        ax.axhline(max_chars, color="#999999", linestyle="--", linewidth=1,
+                   label=f"预算上限 {max_chars} 字符（中文按 1 字 1 token 计，实际更少）",
+                   gid="budget")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.annotate(f"{naive[-1]:,} 字符", (sizes[-1], naive[-1]), textcoords="offset points", xytext=(-8, -2),
+                    ha="right", va="top", fontsize=8, color=OUTCOME_COLORS["retryable"], gid="naive-last")
+        ax.annotate(f"{ours[-1]:,} 字符", (sizes[-1], ours[-1]), textcoords="offset points", xytext=(-4, 6),
+                    ha="right", va="bottom", fontsize=8, color=OUTCOME_COLORS["ok"], gid="budgeted-last")
+        ax.set_xlabel("工具返回的记录数（对数）")
+        ax.set_ylabel("模型收到的字符数（对数）")
+        ax.set_title("输入越大，直接塞给模型的越多；按预算解析则保持平坦")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(loc="upper left", fontsize=8, frameon=False)
+        return fig
+
+
+# --- truncation map ---------------------------------------------------------------------------------
+
+def truncation_parts(text: str, result: str) -> dict[str, int]:
+    """How `result` (a truncation of `text`) splits `text`: head kept, cut, tail kept, marker added.
+
+    smart_truncate's marker ("…（已省略 N 字符）…") is recognised and its N checked;
+    any other cut is measured as the longest common prefix and suffix.
+    """
+    import re
+
+    if not isinstance(text, str) or not isinstance(result, str):
+        raise TypeError(f"truncation_map 需要两个字符串（原文和截断结果），收到 {type(text).__name__} 和 "
+                        f"{type(result).__name__}")
+    if result == text:
+        return {"head": len(text), "cut": 0, "tail": 0, "added": 0, "total": len(text), "result": len(result)}
+    match = re.search(r"\n\n…（已省略 (\d+) 字符）…\n\n", result)
+    if match:
+        head, tail = result[:match.start()], result[match.end():]
+        if (text.startswith(head) and text.endswith(tail)
+                and len(text) - len(head) - len(tail) == int(match.group(1))):
+            return {"head": len(head), "cut": int(match.group(1)), "tail": len(tail),
+                    "added": match.end() - match.start(), "total": len(text), "result": len(result)}
+    limit = min(len(text), len(result))
+    head = 0
+    while head < limit and text[head] == result[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and text[-1 - tail] == result[-1 - tail]:
+        tail += 1
+    return {"head": head, "cut": len(text) - head - tail, "tail": tail, "added": len(result) - head - tail,
+            "total": len(text), "result": len(result)}
+
+
+def truncation_map(text: str, result: str) -> Figure:
+    """A bar as long as `text`: the head kept, the part cut, the tail kept, with exact counts.
+
+    `result` is what smart_truncate (or any truncation) returned for `text`.
+    Raises ValueError for an empty `text`, TypeError when either is not a str.
+    """
+    parts = truncation_parts(text, result)
+    if not text:
+        raise ValueError("原文为空，没有可画的截断")
+    segments = [("head", "保留开头", OUTCOME_COLORS["ok"]), ("cut", "省略", "#c9c9c9"),
+                ("tail", "保留结尾", "#4c72b0")]
+    with matplotlib.rc_context(_rc()):
+        fig = _figure(2.4)
+        ax = fig.add_subplot()
+        left = 0
+        for key, label, color in segments:
+            width = parts[key]
+            if width:
+                ax.barh([0], [width], left=left, height=0.6, color=color, label=f"{label} {width:,} 字符",
+                        hatch="//" if key == "cut" else None, edgecolor="white", gid=f"segment-{key}")
+                if width / parts["total"] > 0.08:
+                    ax.text(left + width / 2, 0, f"{label}\n{width:,}", ha="center", va="center", fontsize=8,
+                            color="black" if key == "cut" else "white")
+            left += width
+        ax.set_xlim(0, parts["total"])
+        ax.set_ylim(-0.45, 1.0)
+        ax.set_yticks([])
+        ax.set_xlabel("原文中的位置（字符）")
+        kept = parts["head"] + parts["tail"]
+        ax.set_title(f"原文 {parts['total']:,} 字符 → 给模型 {parts['result']:,} 字符"
+                     f"（保留 {kept:,}，省略 {parts['cut']:,}，标记 {parts['added']:,}）")
+        ax.legend(loc="upper center", ncol=3, fontsize=8, frameon=False)
+        return fig
