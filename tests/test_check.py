@@ -348,6 +348,18 @@ def test_original_executor_retry_fails_permission_and_write_checks() -> None:
     assert not report.result("write_without_key_runs_once").passed
 
 
+async def retry_unless_marked(tool_fn, *args, max_retries=3, **kwargs):
+    """Looks for a `writes` attribute, which the executor's wrapper around the tool does not carry."""
+    if getattr(tool_fn, "writes", False) and not kwargs.get("idempotency_key"):
+        return None, "写操作，没有 idempotency_key，不重试"
+    return await call_tool_with_retry(tool_fn, *args, max_retries=max_retries, **kwargs)
+
+
+def test_write_detected_by_attribute_fails_the_write_check() -> None:
+    report = run_checks(retry_unless_marked, "06")
+    assert not report.result("write_without_key_runs_once").passed
+
+
 def looks_for_total_only(answer, tool_results):
     ok = "9692" in answer.replace(",", "")
     return {"ok": ok, "problems": [] if ok else ["没有 9692"]}

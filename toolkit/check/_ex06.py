@@ -14,7 +14,8 @@ def _run(fn: Callable, tool: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
 
 
 def _order(plan: list[str]) -> Scripted:
-    return Scripted(plan, name="create_order", writes=True, result={"status": "ok", "order_id": "A-1001"})
+    # named like a write tool; no attribute says so (the executor hands the retry a wrapper that keeps the name)
+    return Scripted(plan, name="create_order", result={"status": "ok", "order_id": "A-1001"})
 
 
 def check_write_once(fn: Callable) -> None:
@@ -81,7 +82,7 @@ def check_clock(fn: Callable) -> None:
 
 
 EXERCISE = Exercise("06", "06_executor", "执行器的重试策略：没有幂等键的写操作不重试", "careful_retry", (
-    Check("write_without_key_runs_once", "没有 idempotency_key 的写操作超时后不重试", "getattr(tool_fn, 'writes', False) 且 "
+    Check("write_without_key_runs_once", "没有 idempotency_key 的写操作超时后不重试", "tool_fn.__name__ 在 WRITE_TOOLS 里且 "
           "kwargs 里没有 idempotency_key：只调用一次", check_write_once),
     Check("write_without_key_says_why", "错误说明写出原因（写操作、缺少 idempotency_key）", "模型读到原因，才知道该问用户还是换参数",
           check_write_says_why),

@@ -15,14 +15,12 @@ class Scripted:
     """
 
     def __init__(self, plan: list[Any], *, latency: float = 0.0, retry_after: float = 5.0,
-                 result: Any = "结果", name: str = "search", writes: bool = False) -> None:
+                 result: Any = "结果", name: str = "search") -> None:
         self.plan, self.latency, self.retry_after, self.result = list(plan), latency, retry_after, result
         self.calls = 0
         self.times: list[float] = []
         self.args: list[tuple] = []
         self.__name__ = name
-        if writes:
-            self.writes = True
 
     def _next(self) -> Any:
         step = self.plan[min(self.calls, len(self.plan) - 1)]
