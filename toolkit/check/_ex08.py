@@ -86,7 +86,7 @@ def check_independent(cls: Callable) -> None:
     _calls(_new(cls), (tool, ("上海",), {}))
     _calls(_new(cls), (tool, ("上海",), {}))
     if tool.calls != 2:
-        raise Fail("两个 RepeatGuard() 各记各的（记录放在 self 上，不要放在类或全局变量里）")
+        raise Fail("两个 RepeatGuard() 应各记各的：第二个守卫没见过这个调用，却拦下了它")
 
 
 def check_count(cls: Callable) -> None:
@@ -108,6 +108,6 @@ EXERCISE = Exercise("08", "08_pitfalls", "常见坑 7：拦住重复的工具调
     Check("transient_failure_may_repeat", "暂时性失败（超时）之后允许再调", "只记住成功或不可重试的结果", check_transient),
     Check("fatal_failure_refused", "不可重试的失败（权限）之后再调同样的参数：拦下", "classify_error 判断；或看错误是否可重试",
           check_fatal),
-    Check("guards_independent", "两个 RepeatGuard 各记各的", "在 __init__ 里建 self.seen = {}", check_independent),
-    Check("refused_count", "guard.refused 记录拦下的次数", "在 __init__ 里 self.refused = 0，每拦一次加 1", check_count),
+    Check("guards_independent", "两个 RepeatGuard 各记各的", "用 __init__ 里建好的 self.seen，不要用类属性或全局变量", check_independent),
+    Check("refused_count", "guard.refused 记录拦下的次数", "每拦下一次 self.refused += 1", check_count),
 ))
