@@ -225,3 +225,106 @@ def test_sim_clock_fixture_installs_a_seeded_simulated_clock(sim_clock):
     assert isinstance(sim_clock, SimulatedClock)
     assert sim_clock.now() == 0.0
     assert sim_clock.random.random() == random.Random(0).random()
+
+
+# --- one clock for every waiting piece (issue 8.1) ---------------------------------------------------
+
+def _timed_faulty_call(executor_clock=None):
+    """(real seconds, FaultyTool, ToolResult) for a tool with 1 s latency that times out twice."""
+    import time as _time
+
+    from toolkit import ToolExecutor, inject_faults
+
+    async def search(q: str) -> str:
+        return f"结果：{q}"
+
+    flaky = inject_faults(search, ["timeout", "timeout", "ok"], latency=1.0)
+    executor = ToolExecutor(max_retries=3, clock=executor_clock)
+    began = _time.perf_counter()
+    result = asyncio.run(executor.execute(flaky, "search", "x"))
+    return _time.perf_counter() - began, flaky, result
+
+
+def _assert_fault_and_attempt_times_agree(flaky, result) -> None:
+    assert result.ok and result.attempts == 3
+    assert [(c.start, c.end) for c in flaky.calls] == [(a.start, a.end) for a in result.trace]
+    assert [round(c.end - c.start, 9) for c in flaky.calls] == [1.0, 1.0, 1.0]
+
+
+def test_executor_under_use_clock_with_fault_latency_takes_no_real_time_and_times_agree():
+    with use_clock(SimulatedClock(seed=0)) as clock:
+        real, flaky, result = _timed_faulty_call()
+    assert real < 0.5  # three 1 s latencies plus two backoff waits, all simulated
+    assert clock.now() >= 3.0
+    _assert_fault_and_attempt_times_agree(flaky, result)
+
+
+def test_executor_clock_parameter_also_governs_the_faulty_tools_latency():
+    clock = SimulatedClock(seed=0)
+    real, flaky, result = _timed_faulty_call(executor_clock=clock)
+    assert real < 0.5
+    assert 1.0 in clock.sleeps and clock.now() >= 3.0
+    _assert_fault_and_attempt_times_agree(flaky, result)
+    assert isinstance(get_clock(), RealClock)  # the override ended with the call
+
+
+def test_use_clock_in_one_task_is_invisible_to_a_concurrent_task():
+    mine = SimulatedClock()
+    seen: dict[str, object] = {}
+
+    async def main() -> None:
+        entered, checked = asyncio.Event(), asyncio.Event()
+
+        async def inside() -> None:
+            with use_clock(mine):
+                entered.set()
+                await checked.wait()
+                seen["inside"] = get_clock()
+
+        async def outside() -> None:
+            await entered.wait()
+            seen["outside"] = get_clock()
+            checked.set()
+        await asyncio.gather(inside(), outside())
+    asyncio.run(main())
+    assert seen["inside"] is mine and seen["outside"] is not mine
+
+
+def test_use_clock_holds_for_tasks_started_inside_the_block():
+    async def main() -> object:
+        with use_clock(SimulatedClock()) as clock:
+            task = asyncio.create_task(asyncio.sleep(0, result=None))
+            inner = asyncio.create_task(_current_clock())
+            await task
+            return clock, await inner
+    clock, seen = asyncio.run(main())
+    assert seen is clock
+
+
+async def _current_clock() -> object:
+    return get_clock()
+
+
+def test_run_agent_from_a_running_loop_keeps_the_simulated_clock_for_tool_waits():
+    from support import scripted_client
+
+    from toolkit import ToolRegistry, inject_faults
+    from toolkit.agent import run_agent
+
+    async def lookup(q: str) -> str:
+        return f"查到：{q}"
+    registry = ToolRegistry()
+    registry.register(inject_faults(lookup, ["timeout", "ok"], latency=5.0), name="lookup",
+                      parameters={"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]})
+    client, _ = scripted_client([{"tool_calls": [("lookup", '{"q": "a"}')]}, {"content": "完成"}])
+
+    async def cell():  # a notebook cell: run_agent is sync, called inside a running event loop
+        return run_agent("查一下 a", client=client, model="scripted", registry=registry)
+    with use_clock(SimulatedClock(seed=0)) as clock:
+        import time as _time
+        began = _time.perf_counter()
+        run = asyncio.run(cell())
+        real = _time.perf_counter() - began
+    assert run.answer == "完成"
+    assert clock.sleeps.count(5.0) == 2 and real < 5.0
+    assert run.tool_results[0].duration_ms >= 10_000  # two 5 s latencies, in simulated milliseconds

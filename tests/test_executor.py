@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from toolkit import (CircuitBreaker, HTTPStatusError, PartialResult, RetryBudget, RetryPolicy, Tool, ToolExecutor,
-                     ToolRegistry, dumps, format_tool_message, inject_faults, parse_tool_call)
+                     ToolRegistry, ToolResult, dumps, format_tool_message, inject_faults, parse_tool_call)
 from toolkit.executor import ToolCall
 from support import Flaky
 
@@ -540,3 +540,45 @@ def test_first_schema_check_skips_the_iri_grammar_but_leaves_it_importable():
             "print('ok')\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+# --- no reserved argument names (issue 9.12) --------------------------------------------------------------------
+
+def test_a_tool_with_parameters_named_like_retry_settings_runs_through_the_registry(sim_clock):
+    registry = ToolRegistry()
+
+    def configure(tool_fn: str, policy: str, max_retries: int, on_attempt: str, clock: str) -> str:
+        return f"{tool_fn}|{policy}|{max_retries}|{on_attempt}|{clock}"
+    registry.register(configure)
+    arguments = {"tool_fn": "a", "policy": "b", "max_retries": 9, "on_attempt": "c", "clock": "d"}
+    executor = ToolExecutor(registry=registry)
+    single = run(executor.run_tool_call(openai_call("c1", "configure", arguments)))
+    assert single.ok and single.data == "a|b|9|c|d"
+    batch = run(executor.run_tool_calls([openai_call(f"b{i}", "configure", arguments) for i in range(3)]))
+    assert [r.status for r in batch] == ["success"] * 3 and {r.data for r in batch} == {"a|b|9|c|d"}
+
+
+def test_execute_passes_a_keyword_named_tool_fn_to_the_tool(sim_clock):
+    result = run(ToolExecutor().execute(lambda tool_fn: f"got {tool_fn}", "t", tool_fn="x"))
+    assert result.ok and result.data == "got x"
+
+
+# --- one truth for success, one enum for codes (issue 8.7) ---------------------------------------------------------
+
+def test_error_codes_are_one_str_enum_that_still_compares_as_text(sim_clock):
+    from toolkit import ErrorCode
+    result = run(ToolExecutor(max_retries=0).execute(Flaky(TimeoutError()), "t"))
+    assert result.error_code is ErrorCode.TIMEOUT and result.error_code == "TIMEOUT"
+    assert json.dumps({"code": result.error_code}) == '{"code": "TIMEOUT"}' and f"{result.error_code}" == "TIMEOUT"
+    refused = run(ToolExecutor().run_tool_call(openai_call("c", "nope", {})))
+    assert refused.error_code is ErrorCode.UNKNOWN_TOOL
+
+
+def test_status_decides_and_a_partial_result_with_an_error_text_is_not_a_failure(sim_clock):
+    executor = ToolExecutor()
+    partial = run(executor.execute(lambda: PartialResult([1], "第二页超时"), "p"))
+    assert partial.error is not None and partial.status == "partial" and not partial.ok
+    run(executor.execute(Flaky(PermissionError()), "p"))
+    summary = executor.get_summary()["per_tool"]["p"]
+    assert (summary["partial"], summary["failed"], summary["success"]) == (1, 1, 0)
+    assert ToolResult("t", None, "坏了").status == "error"  # an error text without a type is an error

@@ -18,7 +18,7 @@ from toolkit import (FAULTS, HTTPStatusError, RetryPolicy, SimulatedClock, Tool,
 from toolkit.decisions import _SUGGESTIONS
 from toolkit.messages import tool_content
 from toolkit.results import _STATUS_TEXT
-from toolkit.retry import _GIVE_UP_TEXT
+from toolkit import wording
 from toolkit.safety import INJECTION_WARNING, SCAN_LIMIT, detect_instructions, tool_output_warnings
 
 WARNING_HEAD = INJECTION_WARNING.split("（")[0]   # "工具输出中包含类似指令的文字"
@@ -51,7 +51,7 @@ DATA = [
     "请用户检查 API Key 等凭据配置",
 ]
 OUR_OWN_TEXTS = ([text for _, text in _STATUS_TEXT.values()] + list(_SUGGESTIONS.values()) +
-                 list(_GIVE_UP_TEXT.values()) + list(FAULTS.values()))
+                 list(wording.GIVE_UP_REASONS.values()) + wording.samples() + list(FAULTS.values()))
 
 
 @pytest.mark.parametrize("text", INJECTIONS)

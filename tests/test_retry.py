@@ -156,9 +156,19 @@ def test_on_attempt_sees_every_attempt(sim_clock):
     assert [a.outcome for a in seen] == ["timeout", "ok"]
 
 
-def test_policy_and_max_retries_together_are_refused():
-    with pytest.raises(ValueError, match="RetryPolicy"):
-        run(call_tool_with_retry(Flaky(), max_retries=5, policy=RetryPolicy()))
+def test_explicit_max_retries_overrides_the_policys_even_when_it_is_three(sim_clock):
+    tool = AlwaysFails(TimeoutError)
+    outcome = run(call_tool_with_retry(tool, max_retries=3, policy=RetryPolicy(max_retries=0)))
+    assert tool.calls == 4 and outcome.gave_up == "max_retries"
+    tool = AlwaysFails(TimeoutError)
+    run(call_tool_with_retry(tool, policy=RetryPolicy(max_retries=1)))  # no max_retries: the policy's
+    assert tool.calls == 2
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True])
+def test_bad_max_retries_is_refused_also_beside_a_policy(bad):
+    with pytest.raises(ValueError):
+        run(call_tool_with_retry(Flaky(), max_retries=bad, policy=RetryPolicy(max_retries=2)))
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, True])
@@ -491,3 +501,60 @@ def test_cancelling_the_caller_cancels_the_retry_loop(sim_clock, timeout):
     calls_at_cancel = run(main())
     assert calls_at_cancel >= 1
     assert len(tool.calls) == calls_at_cancel
+
+
+# --- settings apart from the tool's arguments (issue 8.8) ---------------------------------------------
+
+def test_a_tool_argument_named_tool_fn_reaches_the_tool(sim_clock):
+    def tool(tool_fn: str) -> str:
+        return f"got {tool_fn}"
+    assert run(call_tool_with_retry(tool, tool_fn="a")) == ("got a", None)
+
+
+def test_policy_call_reserves_no_keyword_names(sim_clock):
+    def tool(max_retries: int, on_attempt: str) -> str:
+        return f"{max_retries}-{on_attempt}"
+    result, error = run(RetryPolicy().call(tool, max_retries=7, on_attempt="x"))
+    assert (result, error) == ("7-x", None)
+
+
+def test_textbook_call_shape_still_works(sim_clock):
+    def add(a, b, *, scale=1):
+        return (a + b) * scale
+    result, error = run(call_tool_with_retry(add, 2, 3, max_retries=3, scale=10))
+    assert (result, error) == (50, None)
+
+
+def test_retry_outcome_is_frozen_and_still_a_pair(sim_clock):
+    import copy
+    import typing
+
+    from toolkit import RetryOutcome
+    outcome = run(call_tool_with_retry(Flaky(TimeoutError(), value=5)))
+    result, error = outcome
+    assert (result, error) == (5, None) and outcome == (5, None) and len(outcome) == 2
+    with pytest.raises(AttributeError):
+        outcome.attempts = ()
+    with pytest.raises(AttributeError):
+        outcome.gave_up = "x"
+    assert isinstance(outcome.attempts, tuple) and len(outcome.attempts) == 2
+    hints = typing.get_type_hints(RetryOutcome)  # visible to type checkers, not set behind their back
+    assert {"attempts", "info", "gave_up", "elapsed"} <= set(hints)
+    clone = copy.deepcopy(outcome)
+    assert clone == outcome and clone.attempts == outcome.attempts
+
+
+def test_retry_loop_writes_no_chinese_sentence_itself():
+    import inspect as _inspect
+    import re
+
+    import toolkit.retry
+    source = _inspect.getsource(toolkit.retry)
+    assert not re.search(r"[\u4e00-\u9fff]", source)
+
+
+def test_give_up_wording_comes_from_the_wording_module(sim_clock, monkeypatch):
+    from toolkit import wording
+    monkeypatch.setattr(wording, "gave_up", lambda message, attempts, why, deadline: f"<{attempts}:{why}>")
+    _, error = run(call_tool_with_retry(AlwaysFails(TimeoutError), max_retries=1))
+    assert error == "<2:max_retries>"

@@ -1,7 +1,8 @@
 """Tool Result Lab: what an LLM agent does after a tool returns.
 
 The public names live here; the road a result travels is
-results -> retry -> executor -> parsing -> messages -> decisions.
+results -> retry -> executor -> parsing -> messages -> decisions
+(ARCHITECTURE.md follows one tool call along it).
 Importing this package loads only the standard library: the model side
 (openai), charts (matplotlib) and widgets (ipywidgets) load when first used.
 """
@@ -9,11 +10,13 @@ from .clock import RealClock, SimulatedClock, get_clock, set_clock, use_clock
 from .decisions import evaluate_tool_result
 from .executor import CircuitBreaker, Tool, ToolCall, ToolExecutor, ToolRegistry, parse_tool_call
 from .faults import FAULTS, FaultyTool, HTTPStatusError, inject_faults
+from .hooks import HookError, ToolEvent
 from .messages import TaskContext, format_tool_message, split_task_context, with_task_context
 from .parsing import dumps, estimate_tokens, fit_for_model, parse_tool_result, shrink_json, smart_truncate, to_markdown_table
-from .results import (ErrorInfo, FatalToolError, PartialResult, RetryableToolError, ToolError, ToolResult,
+from .results import (ErrorCode, ErrorInfo, FatalToolError, PartialResult, RetryableToolError, ToolError, ToolResult,
                       classify_error, error_from_envelope, redact, safe_str)
 from .retry import Attempt, Backoff, RetryBudget, RetryOutcome, RetryPolicy, call_tool_with_retry
+from .wire import FORMATS, WireFormat, register_format
 
 __version__ = "0.1.0"
 
@@ -45,12 +48,12 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "Attempt", "Backoff", "CircuitBreaker", "ErrorInfo", "FAULTS", "FatalToolError", "FaultyTool",
+    "Attempt", "Backoff", "CircuitBreaker", "ErrorCode", "ErrorInfo", "FAULTS", "FORMATS", "HookError", "FatalToolError", "FaultyTool",
     "HTTPStatusError", "PartialResult", "RealClock", "RetryBudget", "RetryOutcome", "RetryPolicy",
-    "RetryableToolError", "SimulatedClock", "TaskContext", "Tool", "ToolCall", "ToolError", "ToolExecutor",
-    "ToolRegistry", "ToolResult", "call_tool_with_retry", "classify_error", "dumps", "error_from_envelope",
+    "RetryableToolError", "SimulatedClock", "TaskContext", "Tool", "ToolCall", "ToolError", "ToolEvent", "ToolExecutor",
+    "ToolRegistry", "ToolResult", "WireFormat", "call_tool_with_retry", "classify_error", "dumps", "error_from_envelope",
     "estimate_tokens", "evaluate_tool_result", "fit_for_model", "format_tool_message", "get_clock",
-    "inject_faults", "parse_tool_call", "parse_tool_result", "redact", "safe_str", "set_clock", "shrink_json",
+    "inject_faults", "parse_tool_call", "parse_tool_result", "redact", "register_format", "safe_str", "set_clock", "shrink_json",
     "smart_truncate", "split_task_context", "to_markdown_table", "use_clock", "with_task_context",
     *_LAZY,
 ]

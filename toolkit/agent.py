@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
+import contextvars
 import json
 import re
 import sys
@@ -351,7 +352,7 @@ def _run_sync(coro: Any) -> Any:
     except RuntimeError:
         return asyncio.run(coro)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+        return pool.submit(contextvars.copy_context().run, asyncio.run, coro).result()  # the context keeps use_clock
 
 
 # --- model endpoint errors, said once in Chinese ----------------------------------------------

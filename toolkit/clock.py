@@ -1,9 +1,17 @@
 """Time and chance for everything that waits: a real clock and a simulated one.
 
-Every wait in the toolkit goes through the current clock (`get_clock()`).
-One switch, `use_clock(SimulatedClock(seed=0))`, makes retries, latencies and
-jitter simulated and seeded: waits are recorded, not slept, so a notebook runs
-in milliseconds and prints the same numbers on every run.
+Every wait in the toolkit goes through the current clock (`get_clock()`): the
+executor, call_tool_with_retry, inject_faults' latency and the agent loop all
+read it, none of them keeps a clock of its own. One switch,
+`use_clock(SimulatedClock(seed=0))`, makes retries, latencies and jitter
+simulated and seeded: waits are recorded, not slept, so a notebook runs in
+milliseconds and prints the same numbers on every run.
+
+The current clock is a context variable: `use_clock` sets it for the code
+inside the block, including asyncio tasks started there, and never for other
+threads' or tasks' code that did not start inside it, so concurrent notebooks
+and tests keep their clocks apart. `set_clock` sets the process-wide default
+that applies wherever no `use_clock` block is active.
 
 The simulated clock is a small discrete-event scheduler that works inside any
 asyncio loop (a Jupyter kernel's included): a sleeping task waits on a future,
@@ -20,6 +28,7 @@ import math
 import random
 import time
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Iterator, Protocol
 
 __all__ = ["Clock", "RealClock", "SimulatedClock", "get_clock", "set_clock", "use_clock"]
@@ -110,8 +119,14 @@ class SimulatedClock:
             heapq.heappop(self._waiters)
         if not self._waiters:
             return
-        # CPython's asyncio keeps runnable callbacks in loop._ready (stable since 3.4, no public API):
-        # while anything else can still run, let it first. A loop without it (uvloop) just advances.
+        # Why read loop._ready: simulated time may only move when every task that can run has run
+        # (the tasks released by the last wake-up may be about to start sleeps of their own; jumping
+        # ahead before they do would wake the next sleeper too early and break the order a real
+        # clock gives). asyncio has no public "is the loop idle?" call: call_soon FIFO order alone
+        # cannot tell, since the callbacks we queue behind may queue more. CPython's loops (selector
+        # and proactor, every version since 3.4) keep runnable callbacks in the deque loop._ready;
+        # while it is non-empty we step aside and look again. A loop without it (uvloop) just
+        # advances, which keeps single-task code right and may reorder wake-ups of concurrent ones.
         if getattr(loop, "_ready", None):
             self._schedule(loop)
             return
@@ -128,27 +143,44 @@ class SimulatedClock:
         return f"SimulatedClock(now={self._now:g}s, sleeps={len(self.sleeps)})"
 
 
-_current: Clock = RealClock()
+_default: Clock = RealClock()
+_current: ContextVar[Clock | None] = ContextVar("toolkit_clock", default=None)
 
 
 def get_clock() -> Clock:
-    """The clock every wait in the toolkit uses unless one is passed explicitly."""
-    return _current
+    """The clock every wait in the toolkit uses: the innermost `use_clock`, else the default."""
+    clock = _current.get()
+    return clock if clock is not None else _default
 
 
 def set_clock(clock: Clock | None) -> Clock:
-    """Install `clock` for the whole process (None: back to real time); returns the old one."""
-    global _current
-    old, _current = _current, (clock if clock is not None else RealClock())
+    """Install `clock` as the process-wide default (None: back to real time); returns the old default.
+
+    Code inside a `use_clock` block keeps that block's clock. Prefer `use_clock`:
+    it is undone when the block ends and does not leak into other tests or threads.
+    """
+    global _default
+    old, _default = _default, (clock if clock is not None else RealClock())
     return old
 
 
 @contextmanager
 def use_clock(clock: Clock | None = None) -> Iterator[Clock]:
-    """`with use_clock(SimulatedClock(seed=0)) as clock:` simulate time inside the block."""
+    """`with use_clock(SimulatedClock(seed=0)) as clock:` simulate time inside the block.
+
+    The clock holds for the code in the block and the asyncio tasks it starts
+    (they copy the context); the previous clock is back when the block ends,
+    even if it raises. Threads started in the block do not see it unless they
+    run in a copy of the context (`contextvars.copy_context().run`, as
+    `asyncio.to_thread` does).
+    """
     clock = clock if clock is not None else SimulatedClock()
-    old = set_clock(clock)
+    previous = _current.get()
+    token = _current.set(clock)
     try:
         yield clock
     finally:
-        set_clock(old)
+        try:
+            _current.reset(token)
+        except ValueError:  # the block ended in another context than it began (a generator moved between tasks)
+            _current.set(previous)

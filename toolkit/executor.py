@@ -10,6 +10,7 @@ every call gets exactly one ToolResult, whatever happens to the others.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import sys
@@ -17,12 +18,16 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Iterable
 
-from .clock import Clock, get_clock
+from . import wording
+from .clock import Clock, get_clock, use_clock
+from .hooks import Hook, HookError, ToolEvent, call_hooks
 from .parsing import ToolKind, dumps, fit_for_model, shrink_json
-from .results import (FATAL, PARTIAL, RETRYABLE, ErrorInfo, PartialResult, ToolResult,
+from .plugins import ParseFn, PluginError, RetryFn, TruncateFn, apply_parse, apply_truncate, run_retry_plugin
+from .results import (FATAL, PARTIAL, RETRYABLE, ErrorCode, ErrorInfo, PartialResult, ToolResult,
                       classify_error, redact, safe_str)
-from .retry import RetryBudget, RetryPolicy, call_tool_with_retry
+from .retry import Attempt, RetryBudget, RetryPolicy, retry_call
 from .safety import redact_value
+from .wire import WireFormat, ToolCall, get_format, parse_tool_call
 
 __all__ = ["Tool", "ToolRegistry", "ToolExecutor", "CircuitBreaker", "ToolCall", "parse_tool_call"]
 
@@ -66,43 +71,20 @@ class Tool:
     writes: bool = False
     fallback: str | None = None
 
+    def schema(self, fmt: "str | WireFormat" = "openai_chat") -> dict:
+        """This tool's entry in a request's tools list, in wire format `fmt` (see toolkit.wire)."""
+        return get_format(fmt).tool_schema(self.name, self.description, self.parameters)
+
     def openai_schema(self) -> dict:
-        return {"type": "function", "function": {"name": self.name, "description": self.description,
-                                                 "parameters": self.parameters}}
+        """Chat Completions: {"type": "function", "function": {...}}."""
+        return self.schema("openai_chat")
+
+    def responses_schema(self) -> dict:
+        """Responses API: {"type": "function", "name", "description", "parameters", "strict"}."""
+        return self.schema("openai_responses")
 
     def anthropic_schema(self) -> dict:
-        return {"name": self.name, "description": self.description, "input_schema": self.parameters}
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """A model's request to call a tool, in any wire format, normalized."""
-
-    id: str | None
-    name: str
-    arguments: Any  # the raw JSON string (or an already-parsed dict)
-
-
-def parse_tool_call(tool_call: Any) -> ToolCall:
-    """Normalize an openai SDK tool call, a Chat/Responses dict or an Anthropic tool_use block.
-
-    Never raises: whatever is missing comes back empty, to be refused later.
-    """
-    def get(obj: Any, key: str) -> Any:
-        try:
-            return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
-        except Exception:  # a property that raises (a half-built SDK object): the field is missing
-            return None
-
-    function = get(tool_call, "function")
-    source = function if function is not None else tool_call
-    call_id = get(tool_call, "id") or get(tool_call, "call_id") or get(tool_call, "tool_use_id")
-    arguments = get(source, "arguments")
-    if arguments is None:
-        arguments = get(source, "input")
-    name = get(source, "name")
-    return ToolCall(None if call_id is None else safe_str(call_id, 200),
-                    "" if name is None else safe_str(name, 200), arguments)
+        return self.schema("anthropic")
 
 
 def _jsonschema() -> Any:
@@ -172,12 +154,21 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return list(self._tools)
 
+    def tools(self, fmt: "str | WireFormat" = "openai_chat") -> list[dict]:
+        """The request's `tools=[...]` list in wire format `fmt` (ValueError for an unknown one)."""
+        wire = get_format(fmt)
+        return [wire.tool_schema(t.name, t.description, t.parameters) for t in self._tools.values()]
+
     def openai_tools(self) -> list[dict]:
         """The `tools=[...]` list for Chat Completions."""
-        return [t.openai_schema() for t in self._tools.values()]
+        return self.tools("openai_chat")
+
+    def responses_tools(self) -> list[dict]:
+        """The `tools=[...]` list for the Responses API."""
+        return self.tools("openai_responses")
 
     def anthropic_tools(self) -> list[dict]:
-        return [t.anthropic_schema() for t in self._tools.values()]
+        return self.tools("anthropic")
 
     def check_arguments(self, tool: Tool, raw: Any) -> tuple[dict | None, ErrorInfo | None]:
         """Parse and validate arguments: (arguments, None) or (None, why they were refused)."""
@@ -187,22 +178,22 @@ class ToolRegistry:
             try:
                 args = json.loads(raw)
             except (ValueError, RecursionError) as exc:
-                return None, ErrorInfo(FATAL, "INVALID_ARGUMENTS_JSON",
-                                       f"工具 {tool.name} 的参数不是合法 JSON（{safe_str(exc, 120)}），请重新生成参数")
+                return None, ErrorInfo(FATAL, ErrorCode.INVALID_ARGUMENTS_JSON,
+                                       wording.arguments_not_json(tool.name, safe_str(exc, 120)))
         else:
             args = raw
         if not isinstance(args, dict):
-            return None, ErrorInfo(FATAL, "INVALID_ARGUMENTS",
-                                   f"工具 {tool.name} 的参数必须是 JSON 对象，收到的是 {type(args).__name__}")
+            return None, ErrorInfo(FATAL, ErrorCode.INVALID_ARGUMENTS,
+                                   wording.arguments_not_object(tool.name, type(args).__name__))
         try:
             errors = sorted(self._validator(tool).iter_errors(args), key=lambda e: list(e.path))
         except Exception as exc:  # a broken schema is the tool author's bug: say so
-            return None, ErrorInfo(FATAL, "BAD_TOOL_SCHEMA", f"工具 {tool.name} 的参数定义有误：{safe_str(exc, 200)}")
+            return None, ErrorInfo(FATAL, ErrorCode.BAD_TOOL_SCHEMA, wording.bad_tool_schema(tool.name, safe_str(exc, 200)))
         if errors:
             err = errors[0]
             where = "/".join(str(p) for p in err.path) or "(顶层)"
-            return None, ErrorInfo(FATAL, "INVALID_ARGUMENTS",
-                                   f"工具 {tool.name} 的参数不符合定义：{where}: {safe_str(err.message, 200)}")
+            return None, ErrorInfo(FATAL, ErrorCode.INVALID_ARGUMENTS,
+                                   wording.arguments_invalid(tool.name, where, safe_str(err.message, 200)))
         return args, None
 
 
@@ -210,7 +201,12 @@ class ToolRegistry:
 class CircuitBreaker:
     """Per-tool circuit breaker: after `failure_threshold` consecutive retryable
     failures, calls fail fast (or go to the tool's fallback) for `cooldown`
-    seconds; then one trial call decides whether it closes again."""
+    seconds; then one trial call decides whether it closes again.
+
+    Only a retryable failure (the service did not answer) counts. Any answer
+    resets the count and closes the circuit: a success, a partial result (the
+    service answered with part of the data) and a fatal error (it answered no).
+    """
 
     failure_threshold: int = 5
     cooldown: float = 30.0
@@ -231,6 +227,7 @@ class CircuitBreaker:
         return state != "open"
 
     def record(self, name: str, ok: bool, now: float) -> None:
+        """Record one finished call: ok=False only for a retryable failure (see the class doc)."""
         if ok:
             self._failures.pop(name, None)
             self._opened_at.pop(name, None)
@@ -259,17 +256,43 @@ class ToolExecutor:
     history_limit: how many results `call_history` keeps (statistics count all).
     policy / breaker / budget: a RetryPolicy, a CircuitBreaker and a RetryBudget
     (shared by all tools) to use instead of the defaults.
+    clock: leave it None to use the current clock (`use_clock`), as everything
+    else does; a clock given here overrides the current one for this
+    executor's calls and everything they run (tools, inject_faults latency).
+    hooks: functions called with a frozen ToolEvent when an attempt starts or
+    ends, before a backoff wait and when a call is finished (`self.hooks` is a
+    list: append later too). `listeners` get each finished ToolResult. What a
+    hook or listener raises is kept in `hook_errors`, never raised into a call.
+
+    Plug-in points, for a student's own piece (each None: the toolkit's):
+    parse(raw_output, max_chars) -> value: turns the tool's raw output into
+      `ToolResult.data`; must return a JSON-serializable value within
+      max_chars (a string: its length; else its JSON's). Secrets are still
+      redacted afterwards.
+    truncate(text, max_chars) -> str: cuts text output longer than max_chars
+      (also a string parse returned); must return a str of at most max_chars
+      characters, which the model then sees as it is. Other output (dicts,
+      lists) still goes through the toolkit's fit_for_model.
+    retry(tool_fn, *args, max_retries=N, **kwargs) -> (result, error), sync or
+      async: replaces call_tool_with_retry; error is None or a str.
+    A plug-in that raises or returns the wrong type gives an error ToolResult
+    with error_code PLUGIN_ERROR naming the plug-in, never an exception.
     """
 
     def __init__(self, max_retries: int = 3, result_max_chars: int = 8000, *,
                  policy: RetryPolicy | None = None, registry: ToolRegistry | None = None,
                  concurrency: int = 8, history_limit: int = 10_000,
                  breaker: CircuitBreaker | None = None, budget: RetryBudget | None = None,
-                 clock: Clock | None = None) -> None:
+                 clock: Clock | None = None, hooks: Iterable[Hook] = (),
+                 parse: ParseFn | None = None, truncate: TruncateFn | None = None,
+                 retry: RetryFn | None = None) -> None:
         if not isinstance(result_max_chars, int) or result_max_chars < 20:
             raise ValueError(f"result_max_chars must be an int >= 20, got {result_max_chars!r}")
         if not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(f"concurrency must be an int >= 1, got {concurrency!r}")
+        for label, plugin in (("parse", parse), ("truncate", truncate), ("retry", retry)):
+            if plugin is not None and not callable(plugin):
+                raise ValueError(f"{label} must be a function or None, got {plugin!r}")
         self.policy = policy or RetryPolicy(max_retries=max_retries)
         if budget is not None:
             self.policy = self.policy.with_(budget=budget)
@@ -279,57 +302,117 @@ class ToolExecutor:
         self.concurrency = concurrency
         self.breaker = breaker
         self.clock = clock
+        self.parse, self.truncate, self.retry = parse, truncate, retry
         self.call_history: deque[ToolResult] = deque(maxlen=history_limit)
         self._stats: dict[str, _Stats] = {}
         self.listeners: list[Callable[[ToolResult], None]] = []
+        self.hooks: list[Hook] = list(hooks)
+        self.hook_errors: deque[HookError] = deque(maxlen=1000)
+
+    def _clock_scope(self) -> contextlib.AbstractContextManager:
+        """This executor's clock override for one call, or nothing (the current clock holds)."""
+        return use_clock(self.clock) if self.clock is not None else contextlib.nullcontext()
 
     # --- one call ---------------------------------------------------------------
-    async def execute(self, tool_fn: Callable[..., Any], tool_name: str, *args: Any, **kwargs: Any) -> ToolResult:
+    async def execute(self, tool_fn: Callable[..., Any], tool_name: str, /, *args: Any, **kwargs: Any) -> ToolResult:
         """Run one tool (sync or async) with retries; returns a ToolResult, never raises for tool errors."""
-        return await self._execute(tool_fn, tool_name, args, kwargs)
+        if self.clock is None:  # the common case, without a context manager per call
+            return await self._execute(tool_fn, tool_name, args, kwargs)
+        with use_clock(self.clock):
+            return await self._execute(tool_fn, tool_name, args, kwargs)
 
     async def _execute(self, tool_fn: Callable, name: str, args: tuple, kwargs: dict, *,
                        call_id: str | None = None, kind: ToolKind | None = None,
-                       policy: RetryPolicy | None = None, fallback: Tool | None = None) -> ToolResult:
-        clock = self.clock or get_clock()
+                       policy: RetryPolicy | None = None,
+                       fallback: Callable[[], Any] | None = None) -> ToolResult:
+        clock = get_clock()
         start = clock.now()
         summary = _args_summary(args, kwargs)
         if self.breaker is not None and not self.breaker.allow(name, start):
             if fallback is not None:
-                result = await self._execute(fallback.fn, fallback.name, args, kwargs, call_id=call_id,
-                                             kind=fallback.kind, policy=policy)
-                result.note = f"工具 {name} 连续失败，已暂停调用（熔断）；这是备用工具 {fallback.name} 的结果"
-                return result
+                return await fallback()
             return self._finish(ToolResult(
-                name, None, f"工具 {name} 连续失败，已暂停调用 {self.breaker.cooldown:g} 秒（熔断），请换用其他工具或稍后再试",
-                error_type=RETRYABLE, error_code="CIRCUIT_OPEN", attempts=0, call_id=call_id,
+                name, None, wording.circuit_open(name, self.breaker.cooldown),
+                error_type=RETRYABLE, error_code=ErrorCode.CIRCUIT_OPEN, attempts=0, call_id=call_id,
                 started_at=start, args_summary=summary))
-        if _RESERVED.isdisjoint(kwargs):  # the tool's arguments go straight through
-            outcome = await call_tool_with_retry(tool_fn, *args, policy=policy or self.policy, clock=clock, **kwargs)
-        else:  # a tool argument named like one of call_tool_with_retry's own: hide them in a closure
-            outcome = await call_tool_with_retry(lambda: tool_fn(*args, **kwargs), policy=policy or self.policy,
-                                                 clock=clock)
+        on_start, on_attempt = self._attempt_hooks(name, call_id) if self.hooks else (None, None)
+        try:
+            if self.retry is None:  # no argument name is reserved: args and kwargs travel as they are
+                outcome = await retry_call(policy or self.policy, tool_fn, args, kwargs,
+                                           on_attempt=on_attempt, on_attempt_start=on_start)
+            else:
+                outcome = await run_retry_plugin(self.retry, policy or self.policy, tool_fn, args, kwargs,
+                                                 on_attempt=on_attempt, on_attempt_start=on_start)
+        except PluginError as exc:
+            return self._plugin_failed(name, exc, call_id, start, summary)
         value, error = outcome
         end = clock.now()
+        fit = self._fit if self.parse is not None or self.truncate is not None else self._fit_default
         result = ToolResult(name, None, duration_ms=(end - start) * 1000.0, attempts=len(outcome.attempts),
-                            call_id=call_id, started_at=start, args_summary=summary, trace=outcome.attempts)
-        if error is None and isinstance(value, PartialResult):
-            result.data, result.truncated = _fit(value.data, self.result_max_chars, kind)
-            result.artifact = value.data
-            result.missing = safe_str(value.missing)
-            result.error, result.error_type = f"部分结果缺失：{result.missing}", PARTIAL
-        elif error is None:
-            result.data, result.truncated = _fit(value, self.result_max_chars, kind)
-            result.artifact = value
-        else:
-            info = outcome.info
-            result.error, result.error_type, result.error_code = redact(error), info.error_type, info.code
-            if value is not None:  # the tool's own error envelope: show it to the model
-                result.data, result.truncated = _fit(value, self.result_max_chars)
+                            call_id=call_id, started_at=start, args_summary=summary, trace=list(outcome.attempts))
+        try:
+            if error is None and isinstance(value, PartialResult):
+                result.data, result.truncated = fit(value.data, kind)
+                result.artifact = value.data
+                result.missing = safe_str(value.missing)
+                result.error, result.error_type = wording.partial_missing(result.missing), PARTIAL
+            elif error is None:
+                result.data, result.truncated = fit(value, kind)
                 result.artifact = value
-        if self.breaker is not None and result.error_type != PARTIAL:
-            self.breaker.record(name, result.error_type != RETRYABLE, end)
+            else:
+                info = outcome.info
+                result.error, result.error_type, result.error_code = redact(error), info.error_type, info.code
+                if value is not None:  # the tool's own error envelope: show it to the model
+                    result.data, result.truncated = fit(value, None)
+                    result.artifact = value
+        except PluginError as exc:
+            return self._plugin_failed(name, exc, call_id, start, summary, result)
+        if self.breaker is not None:  # only "the service did not answer" counts against the circuit
+            self.breaker.record(name, not (result.status == "error" and result.error_type == RETRYABLE), end)
         return self._finish(result)
+
+    def _fit_default(self, value: Any, kind: ToolKind | None) -> tuple[Any, bool]:
+        """The budgeted data for `value`, the toolkit's way (fit_for_model, redacted)."""
+        return _fit(value, self.result_max_chars, kind)
+
+    def _fit(self, value: Any, kind: ToolKind | None) -> tuple[Any, bool]:
+        """The budgeted data for `value` through the parse / truncate plug-ins (PluginError if one fails)."""
+        max_chars = self.result_max_chars
+        raw = value
+        if self.parse is not None:
+            value = apply_parse(self.parse, value, max_chars)
+        if self.truncate is not None and isinstance(value, str) and len(value) > max_chars:
+            value = apply_truncate(self.truncate, value, max_chars)
+        if self.parse is not None or isinstance(value, str) and value is not raw:  # the plug-in's text stands
+            return redact_value(value), not _same(value, raw)
+        return _fit(value, max_chars, kind)
+
+    def _plugin_failed(self, name: str, exc: PluginError, call_id: str | None, start: float, summary: str,
+                       result: ToolResult | None = None) -> ToolResult:
+        """The error ToolResult for a plug-in that raised or returned the wrong type."""
+        failed = result or ToolResult(name, None, call_id=call_id, started_at=start, args_summary=summary,
+                                      duration_ms=(get_clock().now() - start) * 1000.0)
+        failed.data = failed.artifact = failed.missing = None
+        failed.truncated = False
+        failed.error, failed.error_type, failed.error_code = exc.message, FATAL, ErrorCode.PLUGIN_ERROR
+        failed.note = f"plug-in: {exc.plugin}"
+        return self._finish(failed)
+
+    def _attempt_hooks(self, name: str, call_id: str | None) -> tuple[Callable[[int, float], None],
+                                                                      Callable[[Attempt], None]]:
+        """on_attempt_start / on_attempt callbacks that turn attempts into ToolEvents for the hooks."""
+        def on_start(number: int, time: float) -> None:
+            self._emit(ToolEvent("attempt_start", name, call_id, time, number))
+
+        def on_attempt(attempt: Attempt) -> None:
+            self._emit(ToolEvent("attempt_end", name, call_id, attempt.end, attempt.number, attempt.outcome,
+                                 attempt.error_type, attempt.code, record=attempt))
+            if attempt.wait_after > 0:
+                self._emit(ToolEvent("wait", name, call_id, attempt.end, attempt.number, wait=attempt.wait_after))
+        return on_start, on_attempt
+
+    def _emit(self, event: ToolEvent) -> None:
+        call_hooks(self.hooks, event, self.hook_errors, event.kind)
 
     def _finish(self, result: ToolResult) -> ToolResult:
         self.call_history.append(result)
@@ -340,49 +423,80 @@ class ToolExecutor:
         if result.attempts > 1:
             stats.retries += result.attempts - 1
         stats.duration_ms += result.duration_ms
-        if result.ok:
+        status = result.status
+        if status == "success":
             stats.success += 1
-        elif result.error_type == PARTIAL:
+        elif status == "partial":
             stats.partial += 1
         else:
             stats.failed += 1
-        if self.listeners:
-            for listener in list(self.listeners):
-                listener(result)
+        if self.listeners:  # a listener's error is recorded, never raised into the call (or the batch)
+            call_hooks(self.listeners, result, self.hook_errors, "listener")
+        if self.hooks:
+            self._emit(ToolEvent("call_end", result.name, result.call_id, get_clock().now(), result.attempts,
+                                 status, result.error_type, result.error_code, result=result))
         return result
 
     # --- model tool calls -----------------------------------------------------------
     async def run_tool_call(self, tool_call: Any, registry: ToolRegistry | None = None) -> ToolResult:
         """Run one model tool call through the registry: unknown tools, arguments that
-        are not JSON or break the schema become error results, never exceptions."""
-        registry = registry or self.registry
+        are not JSON or break the schema become error results, never exceptions.
+
+        A tool whose circuit is open goes to its fallback (Tool.fallback), which
+        runs as itself: its own schema checks the arguments, its own `writes`
+        decides whether a timeout may be retried."""
+        if self.clock is None:
+            return await self._run_tool_call(tool_call, registry or self.registry)
+        with use_clock(self.clock):
+            return await self._run_tool_call(tool_call, registry or self.registry)
+
+    async def _run_tool_call(self, tool_call: Any, registry: ToolRegistry) -> ToolResult:
         call = parse_tool_call(tool_call)
         tool = registry.get(call.name)
         if tool is None:
-            known = "、".join(registry.names) or "（无）"
-            return self._refuse(call, ErrorInfo(FATAL, "UNKNOWN_TOOL",
-                                                f"没有名为 {call.name or '（空）'} 的工具；可用工具：{known}"))
+            return self._refuse(call, ErrorInfo(FATAL, ErrorCode.UNKNOWN_TOOL,
+                                                wording.unknown_tool(call.name, registry.names)))
         args, problem = registry.check_arguments(tool, call.arguments)
         if problem is not None:
             return self._refuse(call, problem)
-        policy = self.policy
-        if tool.writes and not args.get("idempotency_key"):
-            policy = policy.with_(idempotent=False)
         fallback = registry.get(tool.fallback) if tool.fallback else None
+        run_fallback = None
+        if fallback is not None and fallback is not tool:
+            async def run_fallback() -> ToolResult:
+                return await self._run_fallback(tool, fallback, args, call, registry)
         return await self._execute(tool.fn, tool.name, (), args, call_id=call.id, kind=tool.kind,
-                                   policy=policy, fallback=fallback)
+                                   policy=self._policy_for(tool, args), fallback=run_fallback)
+
+    def _policy_for(self, tool: Tool, args: dict) -> RetryPolicy:
+        """A writing tool is not retried after a timeout unless the call carries an idempotency_key."""
+        if tool.writes and not args.get("idempotency_key"):
+            return self.policy.with_(idempotent=False)
+        return self.policy
+
+    async def _run_fallback(self, tool: Tool, fallback: Tool, args: dict, call: ToolCall,
+                            registry: ToolRegistry) -> ToolResult:
+        """The fallback for `tool`'s open circuit, under the fallback's own schema and policy."""
+        checked, problem = registry.check_arguments(fallback, args)
+        if problem is not None:
+            refused = ToolCall(call.id, fallback.name, call.arguments)
+            return self._refuse(refused, ErrorInfo(problem.error_type, problem.code,
+                                                   wording.fallback_refused(tool.name, fallback.name, problem.message)))
+        result = await self._execute(fallback.fn, fallback.name, (), checked, call_id=call.id, kind=fallback.kind,
+                                     policy=self._policy_for(fallback, checked))
+        result.note = wording.fallback_note(tool.name, fallback.name)
+        return result
 
     def _refuse(self, call: ToolCall, info: ErrorInfo) -> ToolResult:
-        clock = self.clock or get_clock()
         return self._finish(ToolResult(call.name or "(unknown)", None, info.message, error_type=info.error_type,
                                        error_code=info.code, attempts=0, call_id=call.id,
-                                       started_at=clock.now(), args_summary=safe_str(call.arguments, 200)))
+                                       started_at=get_clock().now(), args_summary=safe_str(call.arguments, 200)))
 
     async def run_tool_calls(self, tool_calls: Iterable[Any], registry: ToolRegistry | None = None) -> list[ToolResult]:
         """Run a model's parallel tool calls, at most `concurrency` at a time.
 
         Returns one ToolResult per call, in the calls' order. One failing call
-        never fails the batch; cancelling the batch cancels every call in it.
+        never fails the batch (nor does a hook or listener that raises);
+        cancelling the batch cancels every call in it.
         """
         calls = list(tool_calls)
         semaphore = asyncio.Semaphore(self.concurrency)
@@ -395,8 +509,9 @@ class ToolExecutor:
                     info = classify_error(exc)
                     return self._refuse(parse_tool_call(call), info)
 
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(one(call)) for call in calls]
+        with self._clock_scope():
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(one(call)) for call in calls]
         return [task.result() for task in tasks]
 
     # --- records --------------------------------------------------------------------
@@ -435,9 +550,6 @@ class ToolExecutor:
         self._stats.clear()
 
 
-_RESERVED = frozenset({"max_retries", "policy", "clock", "on_attempt"})  # call_tool_with_retry's own keywords
-
-
 def _fit(value: Any, max_chars: int, kind: ToolKind | None = None) -> tuple[Any, bool]:
     """fit_for_model, also counting a string's JSON escapes (a newline is 2 characters in JSON),
     with anything that looks like a key redacted (redaction only ever shortens)."""
@@ -450,6 +562,14 @@ def _fit(value: Any, max_chars: int, kind: ToolKind | None = None) -> tuple[Any,
         over = len(dumps(data)) - max_chars
         data, cut = fit_for_model(value, max(len(data) - over - 8, 20), kind)[0], True
     return redact_value(data if len(dumps(data)) <= max_chars else shrink_json(data, max_chars)), True
+
+
+def _same(a: Any, b: Any) -> bool:
+    """a is b, or equal; False when comparing raises (a plug-in's odd value)."""
+    try:
+        return a is b or bool(a == b)
+    except Exception:
+        return False
 
 
 def _args_summary(args: tuple, kwargs: dict) -> str:

@@ -1,4 +1,4 @@
-"""Handing a result back to the model: format_tool_message in three wire formats, and task context.
+"""Handing a result back to the model: format_tool_message in every wire format, and task context.
 
 The content the model reads is one JSON object:
 {"status", "result", "error", "error_type", "execution_time_ms"} (+ "missing"
@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from . import wording
 from .parsing import dumps, fit_for_model, shrink_json
-from .results import PartialResult, ToolResult, classify_error, error_from_envelope, safe_str
+from .results import PARTIAL, PartialResult, ToolResult, classify_error, error_from_envelope, safe_str
 from .safety import redact_value, tool_output_warnings
+from .wire import WireFormat, get_format
 
 __all__ = ["format_tool_message", "tool_content", "TaskContext", "with_task_context",
            "split_task_context", "WireFormat"]
 
-WireFormat = Literal["openai_chat", "openai_responses", "anthropic"]
 MESSAGE_MAX_CHARS = 100_000  # a safety net; the executor budgets results long before this
 RESULT_MARKER = "当前 Tool 调用结果："
 
@@ -32,7 +33,8 @@ def _as_result(tool_name: str, result: Any) -> ToolResult:
         return ToolResult(tool_name, None, info.message, error_type=info.error_type, error_code=info.code)
     if isinstance(result, PartialResult):  # what arrived is data; the model must also see what is missing
         missing = safe_str(result.missing)
-        return ToolResult(tool_name, result.data, f"部分结果缺失：{missing}", error_type="partial", missing=missing)
+        return ToolResult(tool_name, result.data, wording.partial_missing(missing), error_type=PARTIAL,
+                          missing=missing)
     envelope = error_from_envelope(result)  # a tool's own {"status": "error", "error": {...}}
     if envelope is not None:
         return ToolResult(tool_name, result, envelope.message, error_type=envelope.error_type,
@@ -85,7 +87,7 @@ def tool_content(result: ToolResult) -> str:
 
 
 def format_tool_message(tool_name: str, tool_call_id: str, result: Any,
-                        fmt: WireFormat = "openai_chat",
+                        fmt: str | WireFormat = "openai_chat",
                         task_context: "TaskContext | None" = None) -> dict:
     """Wrap a tool result in the message the model API expects.
 
@@ -93,6 +95,7 @@ def format_tool_message(tool_name: str, tool_call_id: str, result: Any,
     fmt="openai_responses": {"type": "function_call_output", "call_id", "output"}.
     fmt="anthropic": {"type": "tool_result", "tool_use_id", "content", "is_error"}
     (a block for the next user message's content list).
+    Any format registered with toolkit.wire.register_format works the same way.
     `result` is a ToolResult; a plain value counts as success and an exception
     as a failure. Data json cannot serialize is shown as faithful text, so this
     never raises for any result. Raises ValueError for an unknown fmt or an
@@ -100,18 +103,12 @@ def format_tool_message(tool_name: str, tool_call_id: str, result: Any,
     """
     if not tool_call_id or not isinstance(tool_call_id, str):
         raise ValueError(f"tool_call_id must be the non-empty id from the model's tool call, got {tool_call_id!r}")
+    wire = get_format(fmt)
     res = _as_result(safe_str(tool_name, 200), result)
     content = tool_content(res)
     if task_context is not None:
         content = with_task_context(content, task_context)
-    if fmt == "openai_chat":
-        return {"role": "tool", "tool_call_id": tool_call_id, "content": content}
-    if fmt == "openai_responses":
-        return {"type": "function_call_output", "call_id": tool_call_id, "output": content}
-    if fmt == "anthropic":
-        return {"type": "tool_result", "tool_use_id": tool_call_id, "content": content,
-                "is_error": res.status == "error"}
-    raise ValueError(f"fmt must be 'openai_chat', 'openai_responses' or 'anthropic', got {fmt!r}")
+    return wire.result_message(tool_call_id, content, res.status == "error")
 
 
 @dataclass

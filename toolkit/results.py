@@ -11,6 +11,7 @@ import math
 import re
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal
 
 ErrorType = Literal["retryable", "fatal", "partial"]
@@ -18,8 +19,51 @@ RETRYABLE: ErrorType = "retryable"
 FATAL: ErrorType = "fatal"
 PARTIAL: ErrorType = "partial"
 
+Status = Literal["success", "partial", "error"]
+
+
+class ErrorCode(StrEnum):
+    """Every error code the toolkit itself gives. A str: `code == "TIMEOUT"` keeps working.
+
+    A tool's own error envelope may carry codes of its own (INVALID_SALES_CSV, ...):
+    those stay plain strings, and `as_code` turns a known one into its member.
+    """
+
+    # transient: the same call may work later
+    TIMEOUT = "TIMEOUT"
+    CONNECTION = "CONNECTION"
+    RATE_LIMITED = "RATE_LIMITED"
+    SERVER_ERROR = "SERVER_ERROR"
+    BAD_GATEWAY = "BAD_GATEWAY"
+    UNAVAILABLE = "UNAVAILABLE"
+    TRANSIENT = "TRANSIENT"
+    CIRCUIT_OPEN = "CIRCUIT_OPEN"
+    # fatal: the same call fails again
+    BAD_REQUEST = "BAD_REQUEST"
+    UNAUTHORIZED = "UNAUTHORIZED"
+    FORBIDDEN = "FORBIDDEN"
+    NOT_FOUND = "NOT_FOUND"
+    CONFLICT = "CONFLICT"
+    HTTP_ERROR = "HTTP_ERROR"
+    PERMISSION_DENIED = "PERMISSION_DENIED"
+    INVALID_ARGUMENTS = "INVALID_ARGUMENTS"
+    INVALID_ARGUMENTS_JSON = "INVALID_ARGUMENTS_JSON"
+    BAD_TOOL_SCHEMA = "BAD_TOOL_SCHEMA"
+    UNKNOWN_TOOL = "UNKNOWN_TOOL"
+    REPEATED_CALL = "REPEATED_CALL"
+    TOOL_ERROR = "TOOL_ERROR"
+    FATAL = "FATAL"
+    UNKNOWN = "UNKNOWN"
+    PLUGIN_ERROR = "PLUGIN_ERROR"
+
+
+def as_code(code: str) -> "ErrorCode | str":
+    """The ErrorCode member spelled `code`, or `code` itself when it is a tool's own."""
+    return ErrorCode._value2member_map_.get(code, code)  # type: ignore[return-value]
+
+
 __all__ = [
-    "ErrorType", "RETRYABLE", "FATAL", "PARTIAL", "ToolResult", "PartialResult",
+    "ErrorType", "RETRYABLE", "FATAL", "PARTIAL", "Status", "ErrorCode", "as_code", "ToolResult", "PartialResult",
     "ToolError", "RetryableToolError", "FatalToolError", "ErrorInfo",
     "classify_error", "error_from_envelope", "safe_str", "redact",
 ]
@@ -31,8 +75,12 @@ class ToolResult:
 
     `data` is what the model will see (already budgeted by the executor);
     `artifact` is the full, untruncated output for code beside the model.
-    `error_type` is None on success, else "retryable", "fatal" or "partial".
-    For "partial", `data` holds what arrived and `missing` says what did not.
+    `status` is the one answer to "did it work?": "success", "partial" or
+    "error"; decide on it, not on `error` (a partial result has an `error`
+    text too). `error_type` says what kind of failure: None on success, else
+    "retryable", "fatal" or "partial"; `error_code` is an ErrorCode (or a
+    tool's own code). For "partial", `data` holds what arrived and `missing`
+    says what did not.
     """
 
     name: str
@@ -41,7 +89,7 @@ class ToolResult:
     duration_ms: float = 0.0
     error_type: ErrorType | None = None
     attempts: int = 1
-    error_code: str | None = None
+    error_code: ErrorCode | str | None = None
     missing: str | None = None
     truncated: bool = False
     artifact: Any = None
@@ -52,16 +100,20 @@ class ToolResult:
     trace: list = field(default_factory=list, repr=False)
 
     @property
-    def ok(self) -> bool:
-        """True only for a complete success (no error, nothing missing)."""
-        return self.error is None and self.error_type is None
+    def status(self) -> Status:
+        """"success", "partial" or "error": the word the model reads first, and the one truth.
 
-    @property
-    def status(self) -> str:
-        """"success", "partial" or "error": the word the model reads first."""
-        if self.ok:
+        success: no error and nothing missing; partial: error_type "partial";
+        error: anything else (an error text without an error_type counts as error).
+        """
+        if self.error_type is None and self.error is None:
             return "success"
         return "partial" if self.error_type == PARTIAL else "error"
+
+    @property
+    def ok(self) -> bool:
+        """status == "success": a complete success (no error, nothing missing)."""
+        return self.status == "success"
 
     @property
     def retries(self) -> int:
@@ -84,7 +136,7 @@ class ToolError(Exception):
     """An exception a tool raises to state its own error kind and code."""
 
     error_type: ErrorType = FATAL
-    code: str = "TOOL_ERROR"
+    code: str = ErrorCode.TOOL_ERROR
 
     def __init__(self, message: str, *, code: str | None = None,
                  retry_after: float | None = None) -> None:
@@ -98,14 +150,14 @@ class RetryableToolError(ToolError):
     """A transient failure: the same call may succeed later."""
 
     error_type = RETRYABLE
-    code = "TRANSIENT"
+    code = ErrorCode.TRANSIENT
 
 
 class FatalToolError(ToolError):
     """A failure that the same call will hit again: do not retry."""
 
     error_type = FATAL
-    code = "FATAL"
+    code = ErrorCode.FATAL
 
 
 @dataclass(frozen=True)
@@ -113,7 +165,7 @@ class ErrorInfo:
     """How one failure is classified: kind, code, model-facing message, wait hint."""
 
     error_type: ErrorType
-    code: str
+    code: ErrorCode | str
     message: str
     retry_after: float | None = None
 
@@ -193,18 +245,18 @@ def safe_str(obj: Any, limit: int = 500) -> str:
 RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 
 _STATUS_TEXT = {
-    400: ("BAD_REQUEST", "请求参数有误，请修改参数后再调用"),
-    401: ("UNAUTHORIZED", "认证失败（密钥无效或缺失），重试无用，请告知用户检查配置"),
-    403: ("FORBIDDEN", "没有权限，重试无用，需要用户授权"),
-    404: ("NOT_FOUND", "请求的资源不存在，请检查参数"),
-    408: ("TIMEOUT", "服务端超时，可以稍后重试"),
-    409: ("CONFLICT", "请求与当前状态冲突，请检查后再决定"),
-    422: ("BAD_REQUEST", "参数未通过校验，请修改参数"),
-    429: ("RATE_LIMITED", "请求过于频繁（限流），请等待后重试"),
-    500: ("SERVER_ERROR", "服务内部错误，可以稍后重试"),
-    502: ("BAD_GATEWAY", "上游服务暂时不可用，可以稍后重试"),
-    503: ("UNAVAILABLE", "服务暂时不可用，可以稍后重试或换用备用工具"),
-    504: ("TIMEOUT", "上游服务超时，可以稍后重试"),
+    400: (ErrorCode.BAD_REQUEST, "请求参数有误，请修改参数后再调用"),
+    401: (ErrorCode.UNAUTHORIZED, "认证失败（密钥无效或缺失），重试无用，请告知用户检查配置"),
+    403: (ErrorCode.FORBIDDEN, "没有权限，重试无用，需要用户授权"),
+    404: (ErrorCode.NOT_FOUND, "请求的资源不存在，请检查参数"),
+    408: (ErrorCode.TIMEOUT, "服务端超时，可以稍后重试"),
+    409: (ErrorCode.CONFLICT, "请求与当前状态冲突，请检查后再决定"),
+    422: (ErrorCode.BAD_REQUEST, "参数未通过校验，请修改参数"),
+    429: (ErrorCode.RATE_LIMITED, "请求过于频繁（限流），请等待后重试"),
+    500: (ErrorCode.SERVER_ERROR, "服务内部错误，可以稍后重试"),
+    502: (ErrorCode.BAD_GATEWAY, "上游服务暂时不可用，可以稍后重试"),
+    503: (ErrorCode.UNAVAILABLE, "服务暂时不可用，可以稍后重试或换用备用工具"),
+    504: (ErrorCode.TIMEOUT, "上游服务超时，可以稍后重试"),
 }
 
 
@@ -297,13 +349,13 @@ def classify_error(exc: BaseException) -> ErrorInfo:
 
     if isinstance(exc, ToolError):
         kind = RETRYABLE if exc.error_type == RETRYABLE else FATAL
-        code = safe_str(exc.code, 80) if isinstance(exc.code, str) and exc.code else "TOOL_ERROR"
+        code = as_code(safe_str(exc.code, 80)) if isinstance(exc.code, str) and exc.code else ErrorCode.TOOL_ERROR
         return ErrorInfo(kind, code, detail or name, _seconds(_attr(exc, "retry_after")))
 
     status = _http_status(exc)
     if status is not None:
         code, text = _STATUS_TEXT.get(
-            status, ("HTTP_ERROR", "服务返回错误" if status >= 500 else "请求被拒绝"))
+            status, (ErrorCode.HTTP_ERROR, "服务返回错误" if status >= 500 else "请求被拒绝"))
         retryable = status in RETRYABLE_STATUS or status >= 500
         retry_after = parse_retry_after(_headers(exc)) if retryable else None
         return ErrorInfo(RETRYABLE if retryable else FATAL, code,
@@ -311,16 +363,16 @@ def classify_error(exc: BaseException) -> ErrorInfo:
 
     names = _class_names(exc)
     if isinstance(exc, TimeoutError) or "APITimeoutError" in names or "TimeoutException" in names:
-        return ErrorInfo(RETRYABLE, "TIMEOUT", f"请求超时，可以稍后重试（{where}）")
+        return ErrorInfo(RETRYABLE, ErrorCode.TIMEOUT, f"请求超时，可以稍后重试（{where}）")
     if isinstance(exc, ConnectionError) or names & {"APIConnectionError", "ConnectError", "NetworkError", "RemoteProtocolError"}:
-        return ErrorInfo(RETRYABLE, "CONNECTION", f"网络连接失败，可以稍后重试（{where}）")
+        return ErrorInfo(RETRYABLE, ErrorCode.CONNECTION, f"网络连接失败，可以稍后重试（{where}）")
     if isinstance(exc, PermissionError):
-        return ErrorInfo(FATAL, "PERMISSION_DENIED", f"权限不足，重试无用，需要用户授权（{where}）")
+        return ErrorInfo(FATAL, ErrorCode.PERMISSION_DENIED, f"权限不足，重试无用，需要用户授权（{where}）")
     if isinstance(exc, FileNotFoundError):
-        return ErrorInfo(FATAL, "NOT_FOUND", f"找不到文件或资源，请检查参数（{where}）")
+        return ErrorInfo(FATAL, ErrorCode.NOT_FOUND, f"找不到文件或资源，请检查参数（{where}）")
     if isinstance(exc, (ValueError, TypeError, KeyError)):
-        return ErrorInfo(FATAL, "INVALID_ARGUMENTS", f"参数错误，请修正参数后再调用（{where}）")
-    return ErrorInfo(FATAL, "UNKNOWN", f"未知错误，已记录，需要人工查看（{where}）")
+        return ErrorInfo(FATAL, ErrorCode.INVALID_ARGUMENTS, f"参数错误，请修正参数后再调用（{where}）")
+    return ErrorInfo(FATAL, ErrorCode.UNKNOWN, f"未知错误，已记录，需要人工查看（{where}）")
 
 
 def error_from_envelope(value: Any) -> ErrorInfo | None:
@@ -338,9 +390,9 @@ def error_from_envelope(value: Any) -> ErrorInfo | None:
     if error in (None, "", {}, []) or status in ("ok", "success"):
         return None
     if isinstance(error, dict):
-        code = safe_str(error.get("code") or "TOOL_ERROR", 80)
+        code = as_code(safe_str(error.get("code") or ErrorCode.TOOL_ERROR, 80))
         message = safe_str(error.get("message") or error.get("detail") or code, 500)
     else:
-        code, message = "TOOL_ERROR", safe_str(error, 500)
+        code, message = ErrorCode.TOOL_ERROR, safe_str(error, 500)
     kind = RETRYABLE if value.get("retryable") is True else FATAL
     return ErrorInfo(kind, code, message)

@@ -15,13 +15,15 @@ import inspect
 import math
 import random
 from dataclasses import dataclass, field, replace
-from typing import Any, Awaitable, Callable, Literal
+from typing import Any, Awaitable, Callable, Iterable, Literal
 
+from . import wording
 from .clock import Clock, get_clock
-from .results import ErrorInfo, PartialResult, classify_error, error_from_envelope
+from .results import ErrorCode, ErrorInfo, PartialResult, classify_error, error_from_envelope
 
 __all__ = [
     "Backoff", "RetryPolicy", "RetryBudget", "Attempt", "RetryOutcome", "call_tool_with_retry",
+    "retry_call", "resolve_policy",
 ]
 
 Jitter = Literal["none", "full", "equal", "decorrelated"]
@@ -119,7 +121,7 @@ class RetryBudget:
 
     def try_spend(self, info: ErrorInfo) -> bool:
         """Take the cost of retrying after `info`; False (and nothing taken) if it is not there."""
-        cost = self.timeout_cost if info.code == "TIMEOUT" else self.retry_cost
+        cost = self.timeout_cost if info.code == ErrorCode.TIMEOUT else self.retry_cost
         if self.tokens < cost:
             self.denied += 1
             return False
@@ -163,7 +165,7 @@ class RetryPolicy:
         """Retry only what can succeed next time and cannot do harm twice."""
         if not info.retryable:
             return False
-        if not self.idempotent and info.code not in ("RATE_LIMITED", "UNAVAILABLE"):
+        if not self.idempotent and info.code not in (ErrorCode.RATE_LIMITED, ErrorCode.UNAVAILABLE):
             return False
         return True
 
@@ -185,6 +187,14 @@ class RetryPolicy:
         """A copy with some fields changed."""
         return replace(self, **changes)
 
+    async def call(self, tool_fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> "RetryOutcome":
+        """`await policy.call(tool_fn, *args, **kwargs)`: call_tool_with_retry under this policy.
+
+        Every keyword goes to the tool (none is reserved), so a tool with a
+        parameter named max_retries or policy is called here.
+        """
+        return await retry_call(self, tool_fn, args, kwargs)
+
 
 @dataclass(slots=True)
 class Attempt:
@@ -204,26 +214,54 @@ class Attempt:
         return self.end - self.start
 
 
-class RetryOutcome(tuple):
-    """`(result, error)` as in the textbook, plus the record of what happened.
+class RetryOutcome(tuple[Any, "str | None"]):
+    """`(result, error)` as in the textbook, plus the record of what happened. Frozen.
 
-    Unpacks as a pair; also has `.attempts` (list of Attempt), `.info`
-    (ErrorInfo or None), `.gave_up` (why it stopped early, or None),
-    `.elapsed` (clock seconds) and `.waits`.
+    Unpacks and compares as the pair `(result, error)`; also has `.attempts`
+    (a tuple of Attempt), `.info` (ErrorInfo of the last failure, or None),
+    `.gave_up` (why it stopped: "fatal", "max_retries", "deadline", "budget",
+    "not_idempotent", or None on success), `.elapsed` (clock seconds) and `.waits`.
     """
 
-    def __new__(cls, result: Any, error: str | None, *, attempts: list[Attempt],
-                info: ErrorInfo | None, gave_up: str | None, elapsed: float) -> "RetryOutcome":
+    attempts: tuple[Attempt, ...]
+    info: ErrorInfo | None
+    gave_up: str | None
+    elapsed: float
+
+    def __new__(cls, result: Any, error: str | None, *, attempts: Iterable[Attempt] = (),
+                info: ErrorInfo | None = None, gave_up: str | None = None,
+                elapsed: float = 0.0) -> "RetryOutcome":
         self = super().__new__(cls, (result, error))
-        self.attempts, self.info, self.gave_up, self.elapsed = attempts, info, gave_up, elapsed
+        fields = self.__dict__
+        fields["attempts"], fields["info"] = tuple(attempts), info
+        fields["gave_up"], fields["elapsed"] = gave_up, elapsed
         return self
 
-    result = property(lambda self: self[0])
-    error = property(lambda self: self[1])
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"RetryOutcome is frozen; cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"RetryOutcome is frozen; cannot delete {name!r}")
+
+    def __getnewargs_ex__(self) -> tuple[tuple, dict]:  # copy and pickle
+        return (self[0], self[1]), {"attempts": self.attempts, "info": self.info,
+                                    "gave_up": self.gave_up, "elapsed": self.elapsed}
+
+    @property
+    def result(self) -> Any:
+        return self[0]
+
+    @property
+    def error(self) -> str | None:
+        return self[1]
 
     @property
     def waits(self) -> list[float]:
         return [a.wait_after for a in self.attempts if a.wait_after > 0]
+
+    def __repr__(self) -> str:
+        return (f"RetryOutcome(result={self[0]!r:.80}, error={self[1]!r:.80}, attempts={len(self.attempts)}, "
+                f"gave_up={self.gave_up!r}, elapsed={self.elapsed:g})")
 
 
 async def _race(value: Awaitable[Any], timeout: float, clock: Clock) -> Any:
@@ -244,7 +282,7 @@ async def _race(value: Awaitable[Any], timeout: float, clock: Clock) -> Any:
     finished = task.done()
     await _stop({task, timer}, clock)
     if not finished:
-        raise TimeoutError(f"单次调用超过 {timeout:g} 秒未返回，已取消")
+        raise TimeoutError(wording.attempt_timed_out(timeout))
     return task.result()
 
 
@@ -268,23 +306,29 @@ async def _stop(tasks: set[asyncio.Future], clock: Clock) -> None:
         await asyncio.wait({grace})
 
 
-_GIVE_UP_TEXT = {
-    "max_retries": "已重试 {r} 次仍未成功",
-    "deadline": "剩余时间不足以再试一次（总时限 {d:g} 秒）",
-    "budget": "本次运行的重试额度已用完，不再重试",
-    "not_idempotent": "这是写操作，超时后可能已经生效，未自动重试",
-}
-
-
 @functools.lru_cache(maxsize=16)
 def _default_policy(max_retries: int) -> RetryPolicy:
     """The default policy for `max_retries`: a frozen value, built once rather than on every call."""
     return RetryPolicy(max_retries=max_retries)
 
 
-async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], *args: Any,
-                               max_retries: int = 3, policy: RetryPolicy | None = None,
-                               clock: Clock | None = None,
+def resolve_policy(max_retries: int | None = None, policy: RetryPolicy | None = None) -> RetryPolicy:
+    """The policy a call runs under: `policy` (default RetryPolicy()), with `max_retries` if given.
+
+    An explicit max_retries always wins, also over a policy's own (so
+    `max_retries=3` with a policy of 5 means 3). Raises ValueError for a
+    max_retries that is not an int >= 0.
+    """
+    if policy is None:
+        n = 3 if max_retries is None else max_retries
+        return _default_policy(n) if type(n) is int else RetryPolicy(max_retries=n)
+    if max_retries is None or max_retries == policy.max_retries:
+        return policy
+    return policy.with_(max_retries=max_retries)
+
+
+async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], /, *args: Any,
+                               max_retries: int | None = None, policy: RetryPolicy | None = None,
                                on_attempt: Callable[[Attempt], None] | None = None,
                                **kwargs: Any) -> RetryOutcome:
     """Call `tool_fn(*args, **kwargs)`, retrying transient failures with backoff.
@@ -294,24 +338,40 @@ async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], *ar
     says what failed and how many attempts were made. Sync and async tools
     both work. Fatal errors (permission, bad arguments, 4xx) are returned
     after one attempt; retryable ones (timeouts, connection errors, 429, 5xx)
-    are retried up to `max_retries` times with the policy's backoff, at least
-    as long as the server's Retry-After, within the policy's deadline and
-    retry budget. KeyboardInterrupt, SystemExit and cancellation propagate.
-    Raises ValueError for a negative max_retries or when both max_retries and
-    policy are given.
+    are retried up to `max_retries` times (default 3) with the policy's
+    backoff, at least as long as the server's Retry-After, within the policy's
+    deadline and retry budget. Waits use the current clock (`use_clock`).
+    KeyboardInterrupt, SystemExit and cancellation propagate.
+
+    Settings: `max_retries` overrides `policy.max_retries` when both are given;
+    `on_attempt(attempt)` is called after every attempt (its exceptions
+    propagate: it is your code). Every other keyword goes to the tool; a tool
+    whose own parameters are named max_retries, policy or on_attempt is called
+    with `policy.call(tool_fn, **kwargs)` or `retry_call`, which reserve no names.
+    Raises ValueError for a max_retries that is not an int >= 0.
     """
-    if policy is None:
-        policy = _default_policy(max_retries) if type(max_retries) is int else RetryPolicy(max_retries=max_retries)
-    elif max_retries != 3:
-        raise ValueError("give max_retries inside the policy (RetryPolicy(max_retries=...)), not both")
-    clock = clock or get_clock()
-    start = clock.now()
+    return await retry_call(resolve_policy(max_retries, policy), tool_fn, args, kwargs, on_attempt=on_attempt)
+
+
+async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tuple = (),
+                     kwargs: dict | None = None, *, on_attempt: Callable[[Attempt], None] | None = None,
+                     on_attempt_start: Callable[[int, float], None] | None = None) -> RetryOutcome:
+    """The retry loop: settings and the tool's arguments each in their own place.
+
+    Calls `tool_fn(*args, **kwargs)` under `policy` (see call_tool_with_retry for
+    what is retried). `on_attempt_start(number, time)` runs before each attempt,
+    `on_attempt(attempt)` after it; both are the caller's code and may raise.
+    """
+    kwargs = kwargs or {}
+    clock = get_clock()
+    start = t0 = clock.now()
     attempts: list[Attempt] = []
     previous_wait: float | None = None
     n = 0
-    t0 = start
     while True:
         n += 1
+        if on_attempt_start is not None:
+            on_attempt_start(n, t0)
         timeout = policy.attempt_timeout
         if policy.deadline is not None:
             remaining = policy.deadline - (t0 - start)
@@ -326,30 +386,24 @@ async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], *ar
         else:
             info = error_from_envelope(value)
             if info is None:
-                outcome = "partial" if isinstance(value, PartialResult) else "ok"
                 end = clock.now()
-                attempt = Attempt(n, t0, end, outcome)
+                attempt = Attempt(n, t0, end, "partial" if isinstance(value, PartialResult) else "ok")
                 attempts.append(attempt)
-                if on_attempt:
+                if on_attempt is not None:
                     on_attempt(attempt)
                 if policy.budget is not None:
                     policy.budget.refund()
-                return RetryOutcome(value, None, attempts=attempts, info=None, gave_up=None,
-                                    elapsed=end - start)
+                return RetryOutcome(value, None, attempts=attempts, elapsed=end - start)
         t1 = clock.now()
-        gave_up, wait = _decide(policy, info, n, previous_wait, clock, start, t1)
-        attempt = Attempt(n, t0, t1, "timeout" if info.code == "TIMEOUT" else "error",
+        why, wait = _decide(policy, info, n, previous_wait, clock, start, t1)
+        attempt = Attempt(n, t0, t1, "timeout" if info.code == ErrorCode.TIMEOUT else "error",
                           info.error_type, info.code, info.message, wait or 0.0)
         attempts.append(attempt)
-        if on_attempt:
+        if on_attempt is not None:
             on_attempt(attempt)
-        if gave_up is not None or wait is None:
-            message = info.message
-            if n > 1 or gave_up not in (None, "fatal"):
-                why = _GIVE_UP_TEXT.get(gave_up or "", "").format(r=n - 1, d=policy.deadline or 0)
-                message = f"{message}；共尝试 {n} 次" + (f"，{why}" if why else "")
-            return RetryOutcome(value, message, attempts=attempts, info=info, gave_up=gave_up,
-                                elapsed=clock.now() - start)
+        if why is not None or wait is None:
+            return RetryOutcome(value, wording.gave_up(info.message, n, why, policy.deadline), attempts=attempts,
+                                info=info, gave_up=why, elapsed=clock.now() - start)
         previous_wait = wait
         await clock.sleep(wait)
         t0 = clock.now()

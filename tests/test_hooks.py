@@ -1,0 +1,102 @@
+"""Hooks on the executor: frozen ToolEvents with the clock's time; a raising hook never breaks a call (issue 8.2)."""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+
+import pytest
+
+from toolkit import ToolEvent, ToolExecutor, ToolRegistry, inject_faults
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def call(call_id: str, name: str, arguments: dict) -> dict:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+async def search(q: str) -> str:
+    return f"结果：{q}"
+
+
+def test_hooks_see_attempts_waits_and_the_end_with_clock_times(sim_clock):
+    events: list[ToolEvent] = []
+    flaky = inject_faults(search, ["timeout", "ok"], latency=1.0)
+    executor = ToolExecutor(hooks=[events.append])
+    result = run(executor.execute(flaky, "search", "x"))
+    assert [e.kind for e in events] == ["attempt_start", "attempt_end", "wait", "attempt_start", "attempt_end",
+                                        "call_end"]
+    start1, end1, wait, start2, end2, done = events
+    assert (start1.time, end1.time) == (0.0, 1.0) and end1.outcome == "timeout" and end1.code == "TIMEOUT"
+    assert wait.wait == result.trace[0].wait_after > 0 and wait.time == 1.0
+    assert start2.time == pytest.approx(1.0 + wait.wait) and start2.attempt == 2
+    assert end2.outcome == "ok" and end2.record is result.trace[1]
+    assert done.result is result and done.outcome == "success" and done.attempt == 2
+    assert done.time == sim_clock.now()
+
+
+def test_tool_events_are_frozen(sim_clock):
+    events: list[ToolEvent] = []
+    run(ToolExecutor(hooks=[events.append]).execute(lambda: 1, "one"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        events[0].time = 99.0
+
+
+def test_hooks_added_after_construction_are_called(sim_clock):
+    executor = ToolExecutor()
+    kinds: list[str] = []
+    executor.hooks.append(lambda e: kinds.append(e.kind))
+    run(executor.execute(lambda: 1, "one"))
+    assert kinds == ["attempt_start", "attempt_end", "call_end"]
+
+
+def test_a_raising_hook_is_recorded_and_the_call_still_succeeds(sim_clock):
+    def broken(event: ToolEvent) -> None:
+        raise RuntimeError(f"chart broke on {event.kind}")
+    seen: list[str] = []
+    executor = ToolExecutor(hooks=[broken, lambda e: seen.append(e.kind)])
+    result = run(executor.execute(lambda: 42, "answer"))
+    assert result.ok and result.data == 42
+    assert seen == ["attempt_start", "attempt_end", "call_end"]  # the next hook still ran
+    assert [e.kind for e in executor.hook_errors] == ["attempt_start", "attempt_end", "call_end"]
+    assert executor.hook_errors[0].hook.endswith("broken") and "chart broke" in executor.hook_errors[0].error
+
+
+def test_a_raising_hook_or_listener_does_not_fail_a_batch(sim_clock):
+    registry = ToolRegistry()
+    registry.register(search)
+    executor = ToolExecutor(registry=registry)
+    executor.hooks.append(lambda e: 1 / 0)
+    executor.listeners.append(lambda r: r.no_such_attribute)
+    results = run(executor.run_tool_calls([call(f"c{i}", "search", {"q": str(i)}) for i in range(5)]))
+    assert [r.status for r in results] == ["success"] * 5
+    assert [r.data for r in results] == [f"结果：{i}" for i in range(5)]
+    kinds = [e.kind for e in executor.hook_errors]
+    assert kinds.count("listener") == 5 and kinds.count("call_end") == 5
+
+
+def test_an_async_hook_is_refused_without_a_never_awaited_warning(sim_clock, recwarn):
+    async def hook(event: ToolEvent) -> None:
+        pass
+    executor = ToolExecutor(hooks=[hook])
+    assert run(executor.execute(lambda: 1, "one")).ok
+    assert executor.hook_errors and "async" in executor.hook_errors[0].error
+    assert not [w for w in recwarn if "never awaited" in str(w.message)]
+
+
+def test_keyboard_interrupt_in_a_hook_is_not_swallowed(sim_clock):
+    def stop(event: ToolEvent) -> None:
+        raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        run(ToolExecutor(hooks=[stop]).execute(lambda: 1, "one"))
+
+
+def test_refused_calls_end_with_a_call_end_event(sim_clock):
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(hooks=[events.append])
+    result = run(executor.run_tool_call(call("c1", "nope", {})))
+    assert [e.kind for e in events] == ["call_end"]
+    assert events[0].code == "UNKNOWN_TOOL" and events[0].call_id == "c1" and events[0].result is result

@@ -1,0 +1,94 @@
+"""Every model-facing sentence the retry loop and the executor write, in one place.
+
+The machinery decides with codes (`ErrorCode`, `RetryOutcome.gave_up`) and
+asks this module for the words; no code reads these sentences back. Rewording
+one here changes what the model and the student read, nothing else.
+Imports nothing from the toolkit, so any module may use it.
+"""
+from __future__ import annotations
+
+__all__ = ["GIVE_UP_REASONS", "samples", "attempt_timed_out", "gave_up", "partial_missing", "circuit_open", "fallback_note",
+           "fallback_refused", "unknown_tool", "arguments_not_json", "arguments_not_object",
+           "arguments_invalid", "bad_tool_schema", "plugin_failed", "plugin_wrong_type"]
+
+GIVE_UP_REASONS = {
+    "max_retries": "已重试 {r} 次仍未成功",
+    "deadline": "剩余时间不足以再试一次（总时限 {d:g} 秒）",
+    "budget": "本次运行的重试额度已用完，不再重试",
+    "not_idempotent": "这是写操作，超时后可能已经生效，未自动重试",
+}
+
+
+def attempt_timed_out(timeout: float) -> str:
+    """The TimeoutError text for an attempt cut off after `timeout` seconds."""
+    return f"单次调用超过 {timeout:g} 秒未返回，已取消"
+
+
+def gave_up(message: str, attempts: int, why: str | None, deadline: float | None) -> str:
+    """The final error: the last failure's message, how many attempts, and why no more were made.
+
+    A first-attempt fatal error (why "fatal") is returned as it is.
+    """
+    if attempts <= 1 and why in (None, "fatal"):
+        return message
+    reason = GIVE_UP_REASONS.get(why or "", "").format(r=attempts - 1, d=deadline or 0)
+    return f"{message}；共尝试 {attempts} 次" + (f"，{reason}" if reason else "")
+
+
+def partial_missing(missing: str) -> str:
+    return f"部分结果缺失：{missing}"
+
+
+def circuit_open(tool: str, cooldown: float) -> str:
+    return f"工具 {tool} 连续失败，已暂停调用 {cooldown:g} 秒（熔断），请换用其他工具或稍后再试"
+
+
+def fallback_note(tool: str, fallback: str) -> str:
+    return f"工具 {tool} 连续失败，已暂停调用（熔断）；这是备用工具 {fallback} 的结果"
+
+
+def fallback_refused(tool: str, fallback: str, why: str) -> str:
+    return f"工具 {tool} 已熔断，备用工具 {fallback} 不接受这组参数：{why}"
+
+
+def unknown_tool(name: str, known: list[str]) -> str:
+    return f"没有名为 {name or '（空）'} 的工具；可用工具：{'、'.join(known) or '（无）'}"
+
+
+def arguments_not_json(tool: str, detail: str) -> str:
+    return f"工具 {tool} 的参数不是合法 JSON（{detail}），请重新生成参数"
+
+
+def arguments_not_object(tool: str, type_name: str) -> str:
+    return f"工具 {tool} 的参数必须是 JSON 对象，收到的是 {type_name}"
+
+
+def arguments_invalid(tool: str, where: str, detail: str) -> str:
+    return f"工具 {tool} 的参数不符合定义：{where}: {detail}"
+
+
+def bad_tool_schema(tool: str, detail: str) -> str:
+    return f"工具 {tool} 的参数定义有误：{detail}"
+
+
+def plugin_failed(plugin: str, detail: str) -> str:
+    """A student's plug-in (parse / truncate / retry) raised: not the tool's fault."""
+    return f"执行器的 {plugin} 插件出错（{detail}）；这是插件代码的问题，不是工具本身的问题"
+
+
+def plugin_wrong_type(plugin: str, expected: str, got: str) -> str:
+    return f"执行器的 {plugin} 插件返回了 {got}，应返回 {expected}；这是插件代码的问题，不是工具本身的问题"
+
+
+def samples() -> list[str]:
+    """Every sentence above with example values (tests check that none looks like an instruction)."""
+    return [attempt_timed_out(2.0), gave_up("请求超时", 4, "max_retries", None),
+            gave_up("请求超时", 2, "deadline", 12.0), gave_up("限流", 3, "budget", None),
+            gave_up("请求超时", 1, "not_idempotent", None), partial_missing("北京的天气接口超时"),
+            circuit_open("get_weather", 30.0), fallback_note("get_weather", "get_weather_backup"),
+            fallback_refused("get_weather", "get_weather_backup", "缺少参数 city"),
+            unknown_tool("get_wether", ["get_weather", "search_flights"]),
+            arguments_not_json("get_weather", "Expecting value"), arguments_not_object("get_weather", "list"),
+            arguments_invalid("get_weather", "city", "'火星' is not one of ['上海']"),
+            bad_tool_schema("get_weather", "'no-such-type' is not valid"),
+            plugin_failed("parse", "KeyError: 'data'"), plugin_wrong_type("truncate", "字符串 str", "NoneType")]
