@@ -11,6 +11,9 @@ figures), not the text of the code.
 
     python -m toolkit.check exercises/02_smart_truncate.ipynb   # run the notebook, then its checks
     python -m toolkit.check exercises/                          # progress over every exercise
+
+From pytest (or any script): `run_checks(my_fn)` (or `run_checks(my_fn, "02")`) returns a Report with
+`.ok`, `.passed`, `.total`, `.result(check_id).passed` and `.render()`; it prints nothing.
 """
 from __future__ import annotations
 
