@@ -9,7 +9,8 @@ Every function takes the toolkit's own records (`ToolResult.trace` / `Attempt`,
   the cell's last expression (or with `display(fig)`), whatever the backend, and a
   widget can save it as PNG;
 * axes, titles and legends are in Chinese; the same data draws the same picture
-  (same PNG bytes with the Agg backend);
+  (same PNG bytes with the Agg backend; for SVG set rcParams["svg.hashsalt"] and
+  pass metadata={"Date": None} to savefig);
 * sizes are modest (8 inches wide, 90 dpi) so stored notebook outputs stay small.
 
 Fonts: importing this module registers the CJK font subset shipped in toolkit/fonts
@@ -34,10 +35,8 @@ from typing import Any, Iterable, Sequence
 
 import matplotlib
 from matplotlib import font_manager
-from matplotlib.collections import PolyCollection
+from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch
-from matplotlib.lines import Line2D
 
 from .retry import Attempt, Backoff, RetryOutcome
 from .results import ToolResult
@@ -78,7 +77,8 @@ def setup_fonts(prefer_system: bool = True) -> str:
         family = next((name for name in SYSTEM_CJK_FAMILIES if name in installed), SHIPPED_FAMILY)
     _font["family"] = family
     chain = _font_chain()
-    rest = [name for name in matplotlib.rcParams["font.sans-serif"] if name not in chain]
+    ours = set(chain) | {SHIPPED_FAMILY, *SYSTEM_CJK_FAMILIES}  # a second call replaces, not stacks, our choice
+    rest = [name for name in matplotlib.rcParams["font.sans-serif"] if name not in ours]
     # matplotlib falls back glyph by glyph only along an explicit family list, not inside "sans-serif"
     matplotlib.rcParams["font.family"] = chain + ["sans-serif"]
     matplotlib.rcParams["font.sans-serif"] = chain + rest
@@ -101,7 +101,7 @@ def _rc() -> dict[str, Any]:
     """rcParams every chart is drawn under, whatever the caller changed since import."""
     return {"font.family": _font_chain(), "font.sans-serif": _font_chain(), "axes.unicode_minus": False,
             "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8,
-            "xtick.labelsize": 8, "ytick.labelsize": 8, "svg.hashsalt": "toolkit.viz"}
+            "xtick.labelsize": 8, "ytick.labelsize": 8}
 
 
 class ChartFigure(Figure):
@@ -113,8 +113,10 @@ class ChartFigure(Figure):
     """
 
     def _repr_png_(self) -> bytes:
+        # no bbox_inches="tight": the constrained layout already fits the labels, and
+        # "tight" would draw the whole figure twice
         buffer = io.BytesIO()
-        self.savefig(buffer, format="png", bbox_inches="tight")
+        self.savefig(buffer, format="png")
         return buffer.getvalue()
 
 
@@ -179,7 +181,7 @@ def _fmt_seconds(seconds: float) -> str:
     if seconds >= 10:
         return f"{seconds:.0f}s"
     if seconds >= 1:
-        return f"{seconds:.1f}s".replace(".0s", "s")
+        return f"{seconds:.1f}s"
     return f"{seconds * 1000:.0f}ms"
 
 
@@ -192,15 +194,38 @@ class _Row:
         self.label, self.attempts, self.start, self.status, self.note = label, attempts, start, status, note
 
 
+# what each injected fault looks like from the caller's side (FaultyTool.calls)
+FAULT_OUTCOMES = {"ok": "ok", "partial": "partial", "timeout": "timeout", "hang": "timeout",
+                  "connection": "retryable", "rate_limit": "retryable", "server_error": "retryable",
+                  "unavailable": "retryable", "auth": "fatal", "permission": "fatal", "bad_args": "fatal"}
+
+
+def _fault_attempt(call: Any) -> Attempt:
+    kind = FAULT_OUTCOMES.get(call.fault, "retryable")
+    outcome = kind if kind in ("ok", "partial", "timeout") else "error"
+    error_type = kind if kind in ("retryable", "fatal") else None
+    return Attempt(call.number, call.start, call.end, outcome, error_type, call.fault)
+
+
 def _rows(calls: Any) -> list[_Row]:
     if isinstance(calls, (ToolResult, RetryOutcome)):
         calls = [calls]
     elif hasattr(calls, "call_history"):
         calls = list(calls.call_history)
+    elif isinstance(getattr(calls, "calls", None), list):  # a FaultyTool: every call it received
+        calls = list(calls.calls)
     else:
         calls = list(calls)
+    if calls and all(type(c).__name__ == "FaultCall" for c in calls):
+        from .faults import FAULTS
+
+        return [_Row(f"{c.number}. {FAULTS.get(c.fault, c.fault)}", [_fault_attempt(c)], c.start,
+                     "success" if c.fault == "ok" else "error") for c in calls]
     if calls and all(isinstance(c, Attempt) for c in calls):
         calls = [calls]  # a bare list of attempts is one call's trace
+    elif calls and all(type(c).__name__ == "ToolEvent" for c in calls):
+        # events a hook collected: each finished call's ToolResult carries its whole trace
+        calls = [e.result for e in calls if e.kind == "call_end" and e.result is not None]
     rows = []
     for i, call in enumerate(calls, 1):
         if isinstance(call, ToolResult):
@@ -222,12 +247,17 @@ def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | No
     """One row per call, one bar per attempt coloured by outcome, waits drawn as labelled gaps.
 
     calls: a ToolResult, a RetryOutcome, a list of them (e.g. `executor.call_history`),
-    an executor, or one call's list of Attempt. Times are clock seconds from the first
+    an executor, one call's list of Attempt, the ToolEvents a hook collected (the
+    finished calls are drawn: their "call_end" events carry the results), or a
+    FaultyTool / its `.calls` (the tool's side: one row per call it received, coloured
+    by the fault injected; no waits, since the tool never sees them). Times are clock seconds from the first
     attempt of the batch. Each attempt is a bar (colours: OUTCOME_COLORS); each backoff
     wait is a dotted line across the gap with its length (a wait that followed a 429 is
-    blue and marked Retry-After); `deadline` (seconds from the batch start) is a red
+    blue and marked Retry-After; where an Attempt carries `retry_after`, a blue tick marks
+    the time the server asked for); `deadline` (seconds from the batch start) is a red
     dashed line. A call that never ran (circuit open, refused arguments) shows its code.
-    Waits are labelled when there are at most 20 rows; row labels thin out past 40 rows.
+    Rows are in the order given (call_history is in order of completion). Waits are
+    labelled when there are at most 20 rows; row labels thin out past 40 rows.
 
     Empty input: returns an empty-state figure saying there are no calls (no error).
     Raises TypeError for records it does not know.
@@ -250,6 +280,7 @@ def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | No
         wait_lines: list = []
         retry_after_lines: list = []
         skipped = []
+        hint_marks: list = []
         attempt_count = 0
         for y, row in enumerate(rows):
             for a in row.attempts:
@@ -259,27 +290,33 @@ def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | No
                 attempt_count += 1
                 if a.wait_after > 0:
                     w0, w1 = a.end - t0, a.end - t0 + a.wait_after
-                    limited = a.code == "RATE_LIMITED" or getattr(a, "retry_after", None) is not None
+                    hint = getattr(a, "retry_after", None)  # the server's own number, where the trace keeps it
+                    limited = a.code == "RATE_LIMITED" or hint is not None
                     (retry_after_lines if limited else wait_lines).append([(w0, y), (w1, y)])
+                    if hint is not None:
+                        hint_marks.append([(w0 + hint, y - 0.35), (w0 + hint, y + 0.35)])
                     if label_waits:
                         text = _fmt_seconds(a.wait_after) + (" Retry-After" if limited else "")
-                        ax.text((w0 + w1) / 2, y + 0.12, text, ha="center", va="bottom", fontsize=7,
+                        ax.text((w0 + w1) / 2, y - 0.08, text, ha="center", va="bottom", fontsize=7,
                                 color=RETRY_AFTER_COLOR if limited else WAIT_COLOR, gid="wait-label")
             if not row.attempts:
                 skipped.append(y)
-                ax.text(row.start - t0, y, f" {row.note}", va="center", fontsize=7, color="#555555",
-                        gid="not-run-label")
+                if label_waits:
+                    ax.text(row.start - t0, y, f" {row.note}", va="center", fontsize=7, color="#555555",
+                            gid="not-run-label")
         for key, polys in boxes.items():
             if polys:
                 ax.add_collection(PolyCollection(polys, facecolors=OUTCOME_COLORS[key], edgecolors="white",
                                                  linewidths=0.5, label=OUTCOME_LABELS[key], gid=f"attempts-{key}"))
-        from matplotlib.collections import LineCollection
         if wait_lines:
             ax.add_collection(LineCollection(wait_lines, colors=WAIT_COLOR, linestyles=":", linewidths=1.2,
                                              label="退避等待", gid="waits"))
         if retry_after_lines:
             ax.add_collection(LineCollection(retry_after_lines, colors=RETRY_AFTER_COLOR, linestyles="--",
                                              linewidths=1.2, label="按 Retry-After 等待", gid="retry-after-waits"))
+        if hint_marks:
+            ax.add_collection(LineCollection(hint_marks, colors=RETRY_AFTER_COLOR, linewidths=1.5,
+                                             label="服务器要求的 Retry-After", gid="retry-after-marks"))
         if skipped:
             ax.plot([rows[y].start - t0 for y in skipped], skipped, "x", color="#555555", markersize=5,
                     label="未执行（熔断/参数被拒）", gid="not-run")
@@ -288,7 +325,7 @@ def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | No
                        gid="deadline")
         ax.set_xlim(-span * 0.01, span * 1.04)
         ax.set_ylim(n - 0.5, -0.5)
-        step = 1 if n <= 40 else math.ceil(n / 40)
+        step = 1 if n <= 40 else math.ceil(n / 25)  # past 40 rows, about 25 labels
         ticks = list(range(0, n, step))
         ax.set_yticks(ticks, [rows[i].label for i in ticks], fontsize=8 if n <= 20 else 6)
         ax.set_xlabel("时间（秒，从第一次尝试算起）")
@@ -663,7 +700,7 @@ def budget_curve(sizes: Iterable[int] | None = None, *, max_chars: int = 2000) -
         ax.plot(sizes, ours, "o-", color=OUTCOME_COLORS["ok"], markersize=4,
                 label=f"parse_tool_result（max_tokens={max_chars // CHARS_PER_TOKEN}）", gid="budgeted")
         ax.axhline(max_chars, color="#999999", linestyle="--", linewidth=1,
-                   label=f"预算上限 {max_chars} 字符（中文按 1 字 1 token 计，实际更少）",
+                   label=f"预算 {max_chars // CHARS_PER_TOKEN} tokens ≈ {max_chars} 个英文字符（中文 1 字约 1 token）",
                    gid="budget")
         ax.set_xscale("log")
         ax.set_yscale("log")
