@@ -1,10 +1,10 @@
-"""Row 6: the offline agent answering seed 003's question end to end, as a CLI process.
+"""Row 6: the offline agent answering the sales question of chapter 07 end to end, as a CLI process.
 
 `python -m toolkit.agent "哪个类别销售额最高？总销售额是多少？"` in a fresh process,
 alternating with two floors: `python -c pass` (the interpreter) and
 `python -c "import openai, toolkit.agent"` (loading the code). The answer must come
-from the offline model and contain seed 003's numbers (显示器 4495, total 9692);
-when toolkit/agent.py is missing or the run fails, the row says so and is skipped.
+from the offline model and contain the sales numbers (显示器 4495, total 9692);
+when toolkit.agent is missing or the run fails, the row says so and is skipped.
 """
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from ._stats import line, row, summarize
 from .imports import importtime_top
 
 KEY = "agent"
-TITLE = "离线 Agent 命令行端到端回答 seed 003 的问题"
-EN = "Offline agent CLI answering the seed 003 question end to end"
+TITLE = "离线 Agent 命令行端到端回答销售问题"
+EN = "Offline agent CLI answering the sales question end to end"
 
 ROOT = Path(__file__).resolve().parent.parent
 QUESTION = "哪个类别销售额最高？总销售额是多少？"
@@ -46,8 +46,8 @@ def _skip(note: str, data: dict | None = None) -> dict:
 
 def run(quick: bool = False) -> dict:
     """Measure row 6; returns the row dict (see _stats.row), status "skipped" when the agent cannot run."""
-    if not (ROOT / "toolkit" / "agent.py").exists():
-        return _skip("toolkit/agent.py 还不存在：跳过")
+    if not ((ROOT / "toolkit" / "agent.py").exists() or (ROOT / "toolkit" / "agent" / "__init__.py").exists()):
+        return _skip("toolkit/agent 还不存在：跳过")
     agent_args = ["-m", "toolkit.agent", QUESTION]
     _, first = _timed(agent_args)  # warm-up (bytecode caches) and the check of the answer
     answer = first.stdout.strip()

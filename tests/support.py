@@ -3,11 +3,15 @@
 `scripted_client(replies)` starts an OfflineServer (real HTTP on 127.0.0.1) whose
 model_fn plays the replies in order, and returns a real openai.OpenAI client
 pointed at it; every server started here is stopped when the process exits.
+`RawReplyServer(body, content_type)` is a stdlib HTTP server on 127.0.0.1 that answers
+every POST with HTTP 200 and exactly those bytes (malformed model replies).
 `Flaky` is a sync tool that fails as told, then succeeds.
 """
 from __future__ import annotations
 
 import atexit
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import openai
 
@@ -42,6 +46,52 @@ def scripted_client(replies: list[dict], api_key: str = "sk-scripted-0000000000"
 def _stop_all() -> None:
     for server in _servers:
         server.stop()
+
+
+class RawReplyServer:
+    """HTTP 200 with a fixed body for every POST: the endpoint that answers, but not with a chat completion.
+
+    Use as a context manager; `base_url` ends in /v1 like a real endpoint; `body`
+    may be changed between requests; `posts` counts the requests.
+    """
+
+    def __init__(self, body: bytes | str, content_type: str = "application/json") -> None:
+        self.body = body.encode("utf-8") if isinstance(body, str) else body
+        self.content_type = content_type
+        self.posts = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                outer.posts += 1
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                self.send_response(200)
+                self.send_header("content-type", outer.content_type)
+                self.send_header("content-length", str(len(outer.body)))
+                self.end_headers()
+                self.wfile.write(outer.body)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def client(self) -> openai.OpenAI:
+        return openai.OpenAI(api_key="sk-raw-0000000000", base_url=self.base_url, max_retries=0, timeout=10)
+
+    def __enter__(self) -> "RawReplyServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._server.shutdown()
+        self._server.server_close()
 
 
 

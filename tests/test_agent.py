@@ -235,7 +235,7 @@ def test_reply_without_choices_ends_the_run_as_an_error(serve, tools):
     result = run(server, registry=registry)
     assert result.stopped == "error" and "choices" in result.answer and result.turns == 1
 
-# --- task context (seed 004) ------------------------------------------------------------------------
+# --- task context (chapter 04) ------------------------------------------------------------------------
 
 WEATHER_FLIGHT = "帮我查一下上海的天气，然后顺便查一下今天北京飞上海的航班"
 
@@ -432,7 +432,8 @@ def test_offline_sales_question_is_answered_from_the_tool_result(offline):
     assert result.stopped == "answered" and result.model == OFFLINE_MODEL
     assert [r.name for r in result.tool_results] == ["analyze_sales_csv"]
     tool_result = result.tool_results[0]
-    assert tool_result.ok and tool_result.data["data"]["total_sales"] == 9692
+    assert tool_result.ok and tool_result.data["total_sales"] == 9692
+    assert tool_result.source == ["data/input/sales.csv"]
     for fact in ("显示器", "4495", "9692"):
         assert fact in result.answer
     verdict = check_answer(result.answer, tool_result, question=SALES_QUESTION)
@@ -448,7 +449,7 @@ def test_offline_failed_analysis_says_so_without_invented_numbers(offline, monke
     result = run_agent(SALES_QUESTION)
 
     assert result.stopped == "answered"
-    assert result.tool_results[0].data["error"]["code"] == code
+    assert result.tool_results[0].error_code == code
     assert "失败" in result.answer or "无法" in result.answer
     for invented in ("9692", "4495", "2985", "2388"):
         assert invented not in result.answer
@@ -462,7 +463,7 @@ def test_offline_weather_then_flight_needs_the_task_context_to_finish_both_steps
 
     assert [r.name for r in with_context.tool_results] == ["get_weather", "search_flights"]
     assert with_context.task_context.done == 2 and "LAB101" in with_context.answer
-    # the lesson of seed 004: without the [TASK_CONTEXT] block the model stops after the weather
+    # the lesson of chapter 04: without the [TASK_CONTEXT] block the model stops after the weather
     assert [r.name for r in without.tool_results] == ["get_weather"] and "LAB101" not in without.answer
 
 

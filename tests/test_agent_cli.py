@@ -58,7 +58,7 @@ def sales_model(request: dict) -> dict:
     tool_messages = [m for m in request["messages"] if m["role"] == "tool"]
     if not tool_messages:
         return chat_completion(None, [tool_call("analyze_sales_csv", {}, id="call_sales")])
-    data = json.loads(tool_messages[-1]["content"])["result"]["data"]
+    data = json.loads(tool_messages[-1]["content"])["result"]  # the data itself: one status
     return chat_completion(f"销售额最高的是{data['highest_category']}（{data['highest_sales']}），"
                            f"总销售额 {data['total_sales']}。")
 

@@ -1,4 +1,4 @@
-"""analyze_sales_csv: seed 003's numbers, its failure cases, strict parsing, real line numbers, the path fence."""
+"""analyze_sales_csv: the course's worked numbers, its failure cases, strict parsing, real line numbers, the path fence."""
 from __future__ import annotations
 
 import asyncio
@@ -51,7 +51,7 @@ def error_of(result: dict) -> dict:
     return result["error"]
 
 
-# --- seed 003's worked numbers ---------------------------------------------------
+# --- the worked numbers of chapter 07 ---------------------------------------------------
 
 def test_lesson_csv_gives_the_seed_numbers(lesson_data):
     result = analyze_sales_csv()
@@ -81,7 +81,7 @@ def test_no_argument_and_the_seeds_path_read_the_same_file(lesson_data):
     assert analyze_sales_csv() == analyze_sales_csv("sales.csv") == analyze_sales_csv("data/input/sales.csv")
 
 
-# --- seed 003 section 6 ------------------------------------------------------------
+# --- the original course code's failure cases ------------------------------------------------------------
 
 def test_renamed_file_gives_file_not_found(data_dir):
     shutil.copy(LESSON_CSV, data_dir / "sales.csv")
@@ -302,7 +302,7 @@ def test_model_call_with_the_seeds_path_succeeds_through_the_executor(lesson_dat
     result = _run({"id": "call_1", "function": {"name": "analyze_sales_csv",
                                                  "arguments": '{"path": "data/input/sales.csv"}'}})
     assert result.ok and result.call_id == "call_1"
-    assert result.artifact["data"]["total_sales"] == 9692
+    assert result.artifact["total_sales"] == 9692 and result.source == ["data/input/sales.csv"]
 
 
 def test_escaping_path_from_a_model_becomes_a_fatal_result_not_retried(lesson_data):

@@ -1,4 +1,4 @@
-"""check_answer: seed 003's 回答验收 — numbers must come from the tool, the key facts must be there,
+"""check_answer: 回答验收 (chapter 07) — numbers must come from the tool, the key facts must be there,
 a failure must be admitted without invented figures."""
 from __future__ import annotations
 

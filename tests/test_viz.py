@@ -24,7 +24,7 @@ from matplotlib import font_manager  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
 from toolkit import (Backoff, RetryPolicy, SimulatedClock, ToolExecutor, call_tool_with_retry,  # noqa: E402
-                     inject_faults, smart_truncate, use_clock)
+                     ToolResult, inject_faults, smart_truncate, use_clock)
 from toolkit import viz  # noqa: E402
 
 
@@ -532,3 +532,10 @@ def test_timeline_of_a_faulty_tools_calls_has_one_row_per_call_coloured_by_fault
                                                                      "3. 权限不足"]
     assert viz.retry_timeline(tool.calls).axes[0].get_title() == fig.axes[0].get_title()
     render(fig)
+
+
+def test_call_stats_draws_durations_equal_up_to_float_rounding():
+    """A clean batch on the simulated clock gives 99.99999999999997 and 100.0 ms: one bar, no error."""
+    results = [ToolResult("t", "ok", duration_ms=100.0 - (i % 2) * 3e-14) for i in range(40)]
+    fig = viz.call_stats(results)
+    assert fig.axes

@@ -29,6 +29,7 @@ _LAZY = {
     "default_registry": "toolkit.tools", "analyze_sales_csv": "toolkit.tools",
     "check_answer": "toolkit.verify",
     "detect_instructions": "toolkit.safety",
+    "ToolKnowledge": "toolkit.knowledge", "teach": "toolkit.knowledge",
 }
 
 

@@ -1,19 +1,21 @@
 """Deciding what to do with a result: evaluate_tool_result and its six actions.
 
-The textbook's tree: success + enough -> present_directly; success + empty ->
+The decision tree of chapter 05: success + enough -> present_directly; success + empty ->
 retry_with_broader_query; too long -> summarize_and_present; retryable
 failure -> retry; fatal failure -> report_error (with a suggestion that fits
-the error); partial -> present_partial (what arrived, and what is missing).
+the error: the tool's own suggestion from its ToolKnowledge, else a general
+one); partial -> present_partial (what arrived, and what is missing).
 Code frames the choices; the model chooses among them.
 """
 from __future__ import annotations
 
 from typing import Any
 
+from .knowledge import knowledge_for
 from .parsing import fit_for_model, parse_tool_result
 from .results import ToolResult, safe_str
 
-__all__ = ["evaluate_tool_result", "ACTIONS", "LONG_RESULT_CHARS"]
+__all__ = ["evaluate_tool_result", "suggestion_for", "ACTIONS", "LONG_RESULT_CHARS"]
 
 ACTIONS = ("present_directly", "retry_with_broader_query", "summarize_and_present",
            "retry", "report_error", "present_partial")
@@ -29,10 +31,16 @@ _SUGGESTIONS = {
     "UNKNOWN_TOOL": "只调用已注册的工具",
     "NOT_FOUND": "检查名称或路径是否正确；如实告诉用户没有找到",
     "FILE_NOT_FOUND": "告诉用户数据文件缺失，不要编造结果",
-    "INVALID_SALES_CSV": "告诉用户数据文件有误（指出哪一行），不要编造结果",
     "CIRCUIT_OPEN": "该工具连续失败，暂时停用；换用备用工具或稍后再试",
     "UNKNOWN": "记录日志，交给人工处理；如实告诉用户出错了",
 }
+
+
+def suggestion_for(tool_name: str, code: str) -> str:
+    """What to do about error `code` of tool `tool_name`: the tool's own suggestion (its ToolKnowledge)
+    first, then the toolkit's general one, then a default."""
+    own = knowledge_for(tool_name).suggestions.get(code)
+    return own or _SUGGESTIONS.get(code, "向用户解释失败原因并建议替代方案，不要编造结果")
 
 
 def _is_empty(data: Any) -> bool:
@@ -80,7 +88,7 @@ def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = 
                     "suggestion": f"{tried}稍后重试、修改参数或换用备用工具；不要无限重试"}
         return {"action": "report_error", "message": f"工具调用失败: {result.error}",
                 "error_type": result.error_type or "fatal", "error_code": code or None,
-                "suggestion": _SUGGESTIONS.get(code, "向用户解释失败原因并建议替代方案，不要编造结果")}
+                "suggestion": suggestion_for(result.name, code)}
     if _is_empty(result.data):
         return {"action": "retry_with_broader_query", "message": "查询结果为空",
                 "suggestion": f"放宽条件重新查询（原问题：{query}）；仍为空就如实告诉用户没有结果"}

@@ -24,7 +24,7 @@ from .hooks import Hook, HookError, ToolEvent, call_hooks
 from .parsing import ToolKind, dumps, fit_for_model, shrink_json
 from .plugins import ParseFn, PluginError, RetryFn, TruncateFn, apply_parse, apply_truncate, run_retry_plugin
 from .results import (FATAL, PARTIAL, RETRYABLE, ErrorCode, ErrorInfo, PartialResult, ToolResult,
-                      classify_error, redact, safe_str)
+                      classify_error, redact, safe_str, unwrap_envelope)
 from .retry import Attempt, RetryBudget, RetryPolicy, retry_call
 from .safety import redact_value
 from .wire import WireFormat, ToolCall, get_format, parse_tool_call
@@ -346,10 +346,12 @@ class ToolExecutor:
         except PluginError as exc:
             return self._plugin_failed(name, exc, call_id, start, summary)
         value, error = outcome
+        value, source, _ = unwrap_envelope(value)  # a tool's {status, data, source, error}: opened here, once
         end = clock.now()
         fit = self._fit if self.parse is not None or self.truncate is not None else self._fit_default
         result = ToolResult(name, None, duration_ms=(end - start) * 1000.0, attempts=len(outcome.attempts),
-                            call_id=call_id, started_at=start, args_summary=summary, trace=list(outcome.attempts))
+                            call_id=call_id, started_at=start, args_summary=summary, trace=list(outcome.attempts),
+                            source=source)
         try:
             if error is None and isinstance(value, PartialResult):
                 result.data, result.truncated = fit(value.data, kind)
@@ -587,7 +589,8 @@ def _payload(data: Any) -> Any:
 
 
 def _audit(result: ToolResult, task_id: str | None) -> dict:
-    source = result.artifact.get("source") if isinstance(result.artifact, dict) else None
+    source = result.source if result.source is not None else (
+        result.artifact.get("source") if isinstance(result.artifact, dict) else None)
     return {
         "task_id": task_id, "tool": result.name, "call_id": result.call_id,
         "arguments": redact(result.args_summary or ""), "status": result.status,

@@ -9,20 +9,19 @@ like instructions, see toolkit.safety), Chinese kept readable. With a TaskContex
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from . import wording
 from .parsing import dumps, fit_for_model, shrink_json
-from .results import PARTIAL, PartialResult, ToolResult, classify_error, error_from_envelope, safe_str
+from .results import PARTIAL, PartialResult, ToolResult, classify_error, safe_str, unwrap_envelope
 from .safety import redact_value, tool_output_warnings
+from .task_context import RESULT_MARKER, TaskContext, split_task_context, with_task_context  # noqa: F401  (re-exported)
 from .wire import WireFormat, get_format
 
 __all__ = ["format_tool_message", "tool_content", "TaskContext", "with_task_context",
            "split_task_context", "WireFormat"]
 
 MESSAGE_MAX_CHARS = 100_000  # a safety net; the executor budgets results long before this
-RESULT_MARKER = "当前 Tool 调用结果："
 
 
 def _as_result(tool_name: str, result: Any) -> ToolResult:
@@ -35,11 +34,11 @@ def _as_result(tool_name: str, result: Any) -> ToolResult:
         missing = safe_str(result.missing)
         return ToolResult(tool_name, result.data, wording.partial_missing(missing), error_type=PARTIAL,
                           missing=missing)
-    envelope = error_from_envelope(result)  # a tool's own {"status": "error", "error": {...}}
-    if envelope is not None:
-        return ToolResult(tool_name, result, envelope.message, error_type=envelope.error_type,
-                          error_code=envelope.code)
-    return ToolResult(tool_name, result)
+    data, source, info = unwrap_envelope(result)  # a tool's own {status, data, source, error}, opened once
+    if info is not None:
+        return ToolResult(tool_name, data, info.message, error_type=info.error_type, error_code=info.code,
+                          source=source)
+    return ToolResult(tool_name, data, source=source)
 
 
 def _shown(data: Any) -> Any:
@@ -109,45 +108,3 @@ def format_tool_message(tool_name: str, tool_call_id: str, result: Any,
     if task_context is not None:
         content = with_task_context(content, task_context)
     return wire.result_message(tool_call_id, content, res.status == "error")
-
-
-@dataclass
-class TaskContext:
-    """Where a multi-step task stands: the task, its steps, and how many are done."""
-
-    task: str
-    steps: list[str] = field(default_factory=list)
-    done: int = 0
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.done, int) or not 0 <= self.done <= len(self.steps):
-            raise ValueError(f"done must be an int between 0 and len(steps)={len(self.steps)}, got {self.done!r}")
-
-    def render(self) -> str:
-        total = len(self.steps)
-        finished = "；".join(self.steps[: self.done]) or "无"
-        upcoming = self.steps[self.done] if self.done < total else "所有步骤已完成，请根据结果回答用户"
-        return ("[TASK_CONTEXT]\n"
-                f"当前任务：{self.task}\n"
-                f"已完成步骤：{min(self.done, total)}/{total}\n"
-                f"已完成：{finished}\n"
-                f"下一步：{upcoming}\n"
-                "[/TASK_CONTEXT]")
-
-    def advance(self) -> "TaskContext":
-        """Mark one more step done (never past the last); returns self."""
-        self.done = min(self.done + 1, len(self.steps))
-        return self
-
-
-def with_task_context(content: str, context: TaskContext) -> str:
-    """Put the [TASK_CONTEXT] block before a tool result's content."""
-    return f"{context.render()}\n{RESULT_MARKER}\n{content}"
-
-
-def split_task_context(content: str) -> tuple[str | None, str]:
-    """Undo with_task_context: (the context block or None, the result content)."""
-    if content.startswith("[TASK_CONTEXT]") and RESULT_MARKER in content:
-        block, _, rest = content.partition(f"\n{RESULT_MARKER}\n")
-        return block, rest
-    return None, content

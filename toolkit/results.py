@@ -65,7 +65,7 @@ def as_code(code: str) -> "ErrorCode | str":
 __all__ = [
     "ErrorType", "RETRYABLE", "FATAL", "PARTIAL", "Status", "ErrorCode", "as_code", "ToolResult", "PartialResult",
     "ToolError", "RetryableToolError", "FatalToolError", "ErrorInfo",
-    "classify_error", "error_from_envelope", "safe_str", "redact",
+    "classify_error", "error_from_envelope", "safe_str", "redact", "unwrap_envelope",
 ]
 
 
@@ -98,6 +98,7 @@ class ToolResult:
     args_summary: str | None = None
     note: str | None = None
     trace: list = field(default_factory=list, repr=False)
+    source: Any = None  # where the data came from (a tool envelope's "source"): metadata, not sent to the model
 
     @property
     def status(self) -> Status:
@@ -396,3 +397,38 @@ def error_from_envelope(value: Any) -> ErrorInfo | None:
         code, message = ErrorCode.TOOL_ERROR, safe_str(error, 500)
     kind = RETRYABLE if value.get("retryable") is True else FATAL
     return ErrorInfo(kind, code, message)
+
+
+# --- one envelope, opened once ----------------------------------------------------
+
+ENVELOPE_KEYS = frozenset({"status", "data", "source", "error", "retryable"})
+_ERROR_FIELDS = ("code", "message", "detail")
+
+
+def is_envelope(value: Any) -> bool:
+    """Whether `value` is a tool's own {status, data, source, error} envelope.
+
+    It must be a dict with "status", with "data" or "error", and no key
+    outside status / data / source / error / retryable (a dict with more keys
+    is the tool's data, whatever its field names).
+    """
+    return (isinstance(value, dict) and "status" in value and ("data" in value or "error" in value)
+            and value.keys() <= ENVELOPE_KEYS)
+
+
+def unwrap_envelope(value: Any) -> tuple[Any, Any, ErrorInfo | None]:
+    """Open a tool's envelope once: (data, source, error or None).
+
+    For an envelope, data is its "data"; for an error envelope without data,
+    the error's extra fields (e.g. {"line": 3} or {"known_cities": [...]}) or
+    None, and the ErrorInfo from `error_from_envelope`. Anything that is not
+    an envelope comes back unchanged as (value, None, None). Never raises.
+    """
+    if not is_envelope(value):
+        return value, None, None
+    info = error_from_envelope(value)
+    data = value.get("data")
+    error = value.get("error")
+    if info is not None and data is None and isinstance(error, dict):
+        data = {k: v for k, v in error.items() if k not in _ERROR_FIELDS} or None
+    return data, value.get("source"), info

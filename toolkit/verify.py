@@ -1,4 +1,4 @@
-"""Checking the model's final answer against the tool result: check_answer (seed 003, 7 "回答验收").
+"""Checking the model's final answer against the tool result: check_answer (回答验收, chapter 07).
 
 A tool that computed the right numbers is not enough: the answer built from
 them must say the same thing. The rules, kept simple on purpose so a student
@@ -12,15 +12,19 @@ can predict them:
    written in Chinese characters (九千) are not checked. Line-start list
    markers ("1. ", "2、") are not numbers. Numbers in `question` are allowed
    (the answer may repeat them).
-2. When the tool succeeded, the fields in `required` must be mentioned; by
-   default, for the sales tool, the top category and the total. A clause
-   that claims another category is the top one ("键盘销售额最高"), or a total
-   written as another number ("总销售额 4495"), is a mismatch.
+2. When the tool succeeded, the fields the tool requires must be mentioned
+   and the tool's own answer rules must hold. Both come with the tool
+   (toolkit.knowledge: ToolKnowledge.required / answer_rules); the sales tool
+   requires the top category and the total, and flags a clause that calls
+   another category the top one ("键盘销售额最高") or a total written as
+   another number ("总销售额 4495").
 3. When the tool failed, the answer must say so (失败、无法、错误 ...) and must
-   not contain numbers the error did not give.
+   not contain numbers the error did not give. Whether it failed is read from
+   the structured status (ToolResult.status, the tool message's "status", a
+   tool envelope's error), never from the wording of a text.
 
 It checks where numbers come from, not how they are paired: "显示器 2985，
-键盘 4495" passes rule 1. For that, compare structured results, as the seed says.
+键盘 4495" passes rule 1. For that, compare structured results.
 """
 from __future__ import annotations
 
@@ -30,21 +34,20 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any, Mapping
 
-from .messages import split_task_context
-from .results import ToolResult, error_from_envelope
+from .knowledge import ToolKnowledge, all_knowledge, knowledge_for, knowledge_for_data
+from .readback import read_tool_content, read_tool_value
+from .results import ToolResult
 
 __all__ = ["AnswerCheck", "check_answer", "numbers_in_text", "numbers_in_value", "REQUIRED_FIELDS",
-           "FAILURE_WORDS"]
+           "FAILURE_WORDS", "supported", "clauses", "ascii_digits", "NUMBER_TEXT"]
 
-REQUIRED_FIELDS: Mapping[str, str] = {"highest_category": "销售额最高的类别", "total_sales": "总销售额"}
 FAILURE_WORDS = ("失败", "无法", "错误", "出错", "不能", "未能", "没能", "找不到", "未找到", "没有找到",
                  "不存在", "缺失", "异常", "有误")
-TOP_WORDS = ("最高", "最多", "最大", "最好", "第一", "居首", "之首", "冠军", "首位", "领先")
 _FULLWIDTH = str.maketrans("０１２３４５６７８９．", "0123456789.")
 _NUMBER = re.compile(r"(?<![0-9.])(-?)((?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?)(?![0-9])")
 _LIST_MARKER = re.compile(r"(?m)^[ \t]*(?:[-*+][ \t]+)?[0-9]{1,2}[.、)）](?![0-9])")
 _CLAUSE = re.compile(r"[。；;！!？?\n，,]")
-_TOTAL = re.compile(r"(?:总销售额|销售总额|总额|合计|总计)[^0-9。；;\n]{0,12}?(-?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?)")
+NUMBER_TEXT = r"-?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?"  # one number as written, for a tool's rules
 
 
 @dataclass
@@ -62,6 +65,22 @@ class AnswerCheck:
         if self.ok:
             return f"✅ 回答通过验收（检查了 {len(self.numbers_in_answer)} 个数字）"
         return "❌ 回答未通过验收：\n" + "\n".join(f"- {m}" for m in self.mismatches)
+
+
+def ascii_digits(text: str) -> str:
+    """Full-width digits and point made ASCII ("９６９２" -> "9692"): for a tool's rules."""
+    return text.translate(_FULLWIDTH)
+
+
+def clauses(answer: str) -> list[str]:
+    """The answer cut at clause marks (。；！？，and newlines), full-width digits made ASCII: for a tool's rules."""
+    return _CLAUSE.split(answer.translate(_FULLWIDTH))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "REQUIRED_FIELDS":  # kept for code written before ToolKnowledge: every tool's required fields
+        return {key: label for known in all_knowledge().values() for key, label in known.required.items()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _plain(value: Decimal) -> int | float:
@@ -125,37 +144,24 @@ class _Outcome:
     payload: Any  # everything numbers may come from
     data: Any  # where required fields are looked up
     code: str | None = None
-
-
-def _unwrap(value: Any) -> tuple[Any, str | None]:
-    """(the data inside seed-003 envelopes / format_tool_message payloads, the first error code on the way)."""
-    for _ in range(4):
-        envelope = error_from_envelope(value)
-        if envelope is not None:
-            return None, envelope.code
-        if isinstance(value, dict) and "status" in value and ("data" in value or "result" in value):
-            value = value.get("data", value.get("result"))
-        else:
-            break
-    return value, None
+    knowledge: ToolKnowledge = field(default_factory=ToolKnowledge)
 
 
 def _outcome(result: Any) -> _Outcome:
-    if isinstance(result, ToolResult):
-        payload = result.artifact if result.artifact is not None else result.data
-        data, code = _unwrap(payload)
-        failed = (result.error is not None and result.error_type != "partial") or code is not None
-        return _Outcome(failed, [payload, result.error], None if failed else data, result.error_code or code)
-    if isinstance(result, str):
-        text = split_task_context(result)[1]
-        try:
-            return _outcome(json.loads(text))
-        except (ValueError, RecursionError):
-            return _Outcome(text.lstrip().startswith("❌"), text, None)
+    """One tool result, read once: a ToolResult, a tool message's text, a tool's return value."""
     if result is None:
         raise ValueError("check_answer needs the tool's result (a dict, a JSON string or a ToolResult), got None")
-    data, code = _unwrap(result)
-    return _Outcome(code is not None, result, data, code)
+    if isinstance(result, ToolResult):
+        reading = read_tool_value(result.artifact if result.artifact is not None else result.data)
+        failed = result.status == "error" or reading.failed
+        known = knowledge_for(result.name)
+        known = known if known.required or known.answer_rules else knowledge_for_data(reading.data)
+        return _Outcome(failed, [reading.data, result.error], None if failed else reading.data,
+                        result.error_code or reading.error_code, known)
+    reading = read_tool_content(result)  # a plain string that is not a tool message is data, never a verdict
+    payload = [reading.data, reading.error] if reading.failed else reading.data
+    return _Outcome(reading.failed, payload, None if reading.failed else reading.data, reading.error_code,
+                    knowledge_for_data(reading.data))
 
 
 def _mentions(answer: str, numbers: set[Decimal], value: Any) -> bool:
@@ -166,30 +172,29 @@ def _mentions(answer: str, numbers: set[Decimal], value: Any) -> bool:
     return True  # other types cannot be checked in prose
 
 
-def _top_claims(answer: str, data: dict) -> list[str]:
-    """Clauses that call another category the top one."""
-    top = data.get("highest_category")
-    names = [r.get("category") for r in data.get("category_sales") or [] if isinstance(r, dict)]
-    others = [n for n in names if isinstance(n, str) and n and n != top]
-    wrong = []
-    for clause in _CLAUSE.split(answer):
-        if any(w in clause for w in TOP_WORDS) and isinstance(top, str) and top not in clause:
-            wrong += [f"回答说销售额最高的是「{n}」，工具结果是「{top}」" for n in others if n in clause]
-    return wrong
-
-
 def _required(answer: str, numbers: set[Decimal], data: Any, required: Mapping[str, str]) -> list[str]:
     if not isinstance(data, dict):
         return []
-    problems = [f"回答没有提到{label}「{data[key]}」" for key, label in required.items()
-                if key in data and not _mentions(answer, numbers, data[key])]
-    problems += _top_claims(answer, data) if "highest_category" in required else []
-    total = data.get("total_sales")
-    if "total_sales" in required and isinstance(total, (int, float)) and not isinstance(total, bool):
-        for written in _TOTAL.findall(answer.translate(_FULLWIDTH)):
-            if not _supported(Decimal(written.replace(",", "")), {Decimal(total)}):
-                problems.append(f"回答中的总销售额写成了 {written}，工具结果是 {total}")
+    return [f"回答没有提到{label}「{data[key]}」" for key, label in required.items()
+            if key in data and not _mentions(answer, numbers, data[key])]
+
+
+def _rules(answer: str, data: Any, knowledge: ToolKnowledge) -> list[str]:
+    """The tool's own answer rules; a rule that raises is reported, never raised."""
+    if not isinstance(data, dict):
+        return []
+    problems: list[str] = []
+    for rule in knowledge.answer_rules:
+        try:
+            problems += [str(p) for p in rule(answer, data) or ()]
+        except Exception as exc:
+            problems.append(f"答案规则 {getattr(rule, '__name__', '?')} 出错：{type(exc).__name__}")
     return problems
+
+
+def supported(number: Decimal, allowed: set[Decimal]) -> bool:
+    """Whether `number` is one of `allowed` (or its rounding, or a sign-dropped negative): rule 1."""
+    return _supported(number, allowed)
 
 
 def check_answer(answer: str, tool_result: Any, *more_results: Any, question: str | None = None,
@@ -197,15 +202,15 @@ def check_answer(answer: str, tool_result: Any, *more_results: Any, question: st
     """Check a final answer against the tool result(s) it was built from (rules in the module doc).
 
     tool_result (and any more_results, for multi-step tasks): a tool's return
-    value (seed 003 envelope or any JSON-like dict/list), its JSON text, or a
-    ToolResult. required: data field -> Chinese label of facts the answer must
-    mention when that tool succeeded (default REQUIRED_FIELDS; fields a result
-    does not have are skipped). Raises ValueError when answer is not a str or
-    a tool result is None.
+    value (its {status, data, source, error} envelope or any JSON-like
+    dict/list), a tool message's text, or a ToolResult. required: data field ->
+    Chinese label of facts the answer must mention when that tool succeeded
+    (default: the tool's own ToolKnowledge.required, found by the ToolResult's
+    name or by the shape of the data; fields a result does not have are
+    skipped). Raises ValueError when answer is not a str or a tool result is None.
     """
     if not isinstance(answer, str):
         raise ValueError(f"answer must be the model's final text (str), got {type(answer).__name__}")
-    required = REQUIRED_FIELDS if required is None else required
     outcomes = [_outcome(r) for r in (tool_result, *more_results)]
     allowed = numbers_in_value([o.payload for o in outcomes]) | set(numbers_in_text(question or ""))
     found = numbers_in_text(_LIST_MARKER.sub("", answer))
@@ -222,6 +227,8 @@ def check_answer(answer: str, tool_result: Any, *more_results: Any, question: st
     answer_numbers = set(found)
     for outcome in outcomes:
         if not outcome.failed:
-            mismatches += _required(answer, answer_numbers, outcome.data, required)
+            wanted = outcome.knowledge.required if required is None else required
+            mismatches += _required(answer, answer_numbers, outcome.data, wanted)
+            mismatches += _rules(answer, outcome.data, outcome.knowledge)
     return AnswerCheck(not mismatches, mismatches, [_plain(n) for n in found],
                        [_plain(n) for n in unsupported], bool(failed))

@@ -619,9 +619,14 @@ def call_stats(executor_or_results: Any) -> Figure:
         ax_tools.set_xlabel("调用次数")
         ax_tools.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=3, fontsize=7, frameon=False)
 
-        durations = [r.duration_ms for r in results]
+        # rounded to the microsecond: 99.99999999999997 and 100.0 ms are one duration, and a range that
+        # narrow would make numpy refuse to split it into bins
+        durations = [round(r.duration_ms, 3) for r in results]
         if durations:
-            ax_dur.hist(durations, bins=min(30, max(5, len(set(durations)))), color="#4c72b0", gid="durations")
+            low, high = min(durations), max(durations)
+            span = (low - 0.5, high + 0.5) if high - low < 1e-3 else None
+            ax_dur.hist(durations, bins=min(30, max(5, len(set(durations)))), range=span, color="#4c72b0",
+                        gid="durations")
             ax_dur.axvline(median(durations), color="#1d3557", linestyle="--", linewidth=1,
                            label=f"中位数 {median(durations):.0f} ms")
             ax_dur.legend(fontsize=7, frameon=False)

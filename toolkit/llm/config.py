@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Mapping, NamedTuple
 from urllib.parse import urlsplit
 
-__all__ = ["Settings", "ConfigError", "load_settings", "default_dotenv_path", "mask_key",
+__all__ = ["Settings", "ConfigError", "load_settings", "default_dotenv_path", "mask_key", "mask_url",
            "OFFLINE_MODEL", "OFFLINE_VARIANTS", "LOCAL_HOSTS"]
 
 OFFLINE_MODEL = "offline-stand-in"
@@ -52,9 +52,31 @@ def mask_key(key: str | None) -> str | None:
     return f"{key[:3]}…{key[-4:]}"
 
 
+def mask_url(url: str | None) -> str | None:
+    """A base URL safe to show: credentials in its userinfo ("user:pass@") and every query value become ***.
+
+    "https://u:p@host/v1?key=abc" -> "https://***@host/v1?key=***". Never raises.
+    """
+    if not isinstance(url, str):
+        return url
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            netloc = "***@" + netloc.rpartition("@")[2]
+        query = "&".join(f"{pair.partition('=')[0]}=***" if "=" in pair else pair
+                         for pair in parts.query.split("&")) if parts.query else ""
+        masked = parts._replace(netloc=netloc, query=query, fragment="").geturl()
+    except ValueError:
+        return "***"
+    from ..results import redact
+
+    return redact(masked)
+
+
 @dataclass(frozen=True)
 class Settings:
-    """Where the model lives. repr/str show the key masked, never whole."""
+    """Where the model lives. repr/str show the key masked and the base URL without credentials."""
 
     base_url: str | None
     model: str
@@ -63,7 +85,7 @@ class Settings:
     source: str = "代码中直接指定"
 
     def __repr__(self) -> str:
-        return (f"Settings(base_url={self.base_url!r}, model={self.model!r}, "
+        return (f"Settings(base_url={mask_url(self.base_url)!r}, model={self.model!r}, "
                 f"api_key={mask_key(self.api_key)!r}, offline={self.offline!r}, source={self.source!r})")
 
     __str__ = __repr__

@@ -1,8 +1,10 @@
 """The course's example tools and the registry that offers them to a model.
 
-analyze_sales_csv (seed 003), get_weather and search_flights (seed 004's
-two-step task) all read offline teaching data from data/input/ (or
-$TOOLKIT_DATA_DIR) and return {status, data, source, error}.
+analyze_sales_csv (chapter 07), get_weather and search_flights (the two-step
+task of chapter 04) all read offline teaching data from data/input/ (or
+$TOOLKIT_DATA_DIR) and return {status, data, source, error}; the executor opens
+that envelope once. Each tool's knowledge (answer rules, error suggestions, how
+the offline model words its result) sits beside it and is taught here (KNOWLEDGE).
 `default_registry()` gives a fresh ToolRegistry with Chinese descriptions and
 explicit JSON schemas; the city enums come from the data files.
 """
@@ -11,12 +13,14 @@ from __future__ import annotations
 import copy
 
 from ..executor import ToolRegistry
+from ..knowledge import teach
 from ._files import DATA_DIR_ENV, data_dir
-from .sales import analyze_sales_csv
-from .travel import flight_cities, get_weather, search_flights, weather_cities
+from .sales import SALES_KNOWLEDGE, analyze_sales_csv
+from .travel import (FLIGHTS_KNOWLEDGE, WEATHER_KNOWLEDGE, flight_cities, get_weather, search_flights,
+                     teaching_today, weather_cities)
 
 __all__ = ["analyze_sales_csv", "get_weather", "search_flights", "default_registry", "data_dir",
-           "DATA_DIR_ENV", "SALES_TOOL_SCHEMA", "weather_schema", "flights_schema"]
+           "DATA_DIR_ENV", "SALES_TOOL_SCHEMA", "weather_schema", "flights_schema", "KNOWLEDGE", "teaching_today"]
 
 SALES_TOOL_SCHEMA: dict = {
     "type": "object",
@@ -33,7 +37,8 @@ SALES_DESCRIPTION = ("读取 data/input/ 里的教学销售 CSV（列：category
                      "需要准确的销售统计时必须调用，不要自己估算。")
 WEATHER_DESCRIPTION = "查询某个城市今天的天气（教学用虚构数据）：天气状况、最高/最低气温、湿度、风力、空气质量。"
 FLIGHTS_DESCRIPTION = ("查询两个城市之间的航班（教学用虚构数据），按起飞时间排序，含航班号、起降时间、票价和余票。"
-                       "可选日期 YYYY-MM-DD，只保留当天执飞的航班。")
+                       "可选日期：YYYY-MM-DD 或 今天/明天/后天（按课程固定的教学日期 2026-05-16 计算），"
+                       "只保留当天执飞的航班。")
 
 
 def _city(description: str, names: list[str]) -> dict:
@@ -57,10 +62,18 @@ def flights_schema() -> dict:
             "properties": {
                 "origin": _city("出发城市中文名，例如 北京", cities),
                 "destination": _city("到达城市中文名，例如 上海", cities),
-                "date": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
-                         "description": "出发日期 YYYY-MM-DD，可省略（省略则列出整张时刻表）"},
+                "date": {"type": "string", "pattern": "^([0-9]{4}-[0-9]{2}-[0-9]{2}|今天|今日|明天|明日|后天)$",
+                         "description": "出发日期 YYYY-MM-DD，或 今天/明天/后天（按教学日期计算）；"
+                                        "可省略（省略则列出整张时刻表）"},
             },
             "required": ["origin", "destination"], "additionalProperties": False}
+
+
+# each course tool's knowledge (answer rules, error suggestions, offline wording) lives beside it
+KNOWLEDGE = {"analyze_sales_csv": SALES_KNOWLEDGE, "get_weather": WEATHER_KNOWLEDGE,
+             "search_flights": FLIGHTS_KNOWLEDGE}
+for _name, _knowledge in KNOWLEDGE.items():
+    teach(_name, _knowledge)
 
 
 def default_registry() -> ToolRegistry:

@@ -34,7 +34,7 @@ def data_dir() -> Path:
 
 
 def envelope(data: Any, source: list[str]) -> dict:
-    """The success shape every example tool returns (seed 003)."""
+    """The success shape every example tool returns (the executor opens it: toolkit.results.unwrap_envelope)."""
     return {"status": "ok", "data": data, "source": source, "error": None}
 
 

@@ -1,23 +1,32 @@
-"""The sales-CSV tool of seed 003: analyze_sales_csv, with the seed's bugs fixed.
+"""The sales-CSV tool of chapter 07: analyze_sales_csv, with the original course code's bugs fixed.
 
 It reads a teaching CSV (columns category, quantity, unit_price) from the
 data directory, computes quantity x unit_price per row, and returns totals per
-category in the seed's envelope {status, data, source, error}. Fixed against
-the seed: error lines are the real CSV lines (a quoted field may span lines),
+category in the envelope {status, data, source, error}. Fixed against the
+original course code: error lines are the real CSV lines (a quoted field may span lines),
 numbers must be plain ASCII digits (int() would take "1_000", "+5", "１２"),
 a row with more fields than the header is refused (an unquoted "1,099" would
 otherwise be read as 1), a file that is not UTF-8 is an INVALID_SALES_CSV, and
 the path is confined to the data directory.
+
+The tool's knowledge sits at the end of this file (SALES_KNOWLEDGE): the answer
+rules check_answer applies, the suggestion for INVALID_SALES_CSV, and how the
+offline model words a sales result.
 """
 from __future__ import annotations
 
 import csv
 import io
+import json
 import re
+from decimal import Decimal
+from typing import Any, Callable
 
+from ..knowledge import ToolKnowledge
+from ..verify import NUMBER_TEXT, ascii_digits, clauses, supported
 from ._files import envelope, error_envelope, find_input
 
-__all__ = ["analyze_sales_csv", "REQUIRED_COLUMNS", "CURRENCY_NOTE"]
+__all__ = ["analyze_sales_csv", "REQUIRED_COLUMNS", "CURRENCY_NOTE", "SALES_KNOWLEDGE"]
 
 REQUIRED_COLUMNS = ("category", "quantity", "unit_price")
 CURRENCY_NOTE = "教学数据使用未指定币种的整数金额单位"
@@ -155,3 +164,65 @@ def _summarize(rows: list[tuple[int, str, int, int]]) -> dict:
         "highest_sales": ranking[0]["sales"],
         "currency_note": CURRENCY_NOTE,
     }
+
+
+# --- what the rest of the toolkit learns from this tool (toolkit.knowledge) -------------------
+
+TOP_WORDS = ("最高", "最多", "最大", "最好", "第一", "居首", "之首", "冠军", "首位", "领先")
+_TOTAL = re.compile(r"(?:总销售额|销售总额|总额|合计|总计)[^0-9。；;\n]{0,12}?(" + NUMBER_TEXT + ")")
+
+
+def wrong_top_claims(answer: str, data: dict) -> list[str]:
+    """Clauses that call another category the top one ("键盘销售额最高" when 显示器 is)."""
+    top = data.get("highest_category")
+    names = [r.get("category") for r in data.get("category_sales") or [] if isinstance(r, dict)]
+    others = [n for n in names if isinstance(n, str) and n and n != top]
+    wrong: list[str] = []
+    for clause in clauses(answer):
+        if any(w in clause for w in TOP_WORDS) and isinstance(top, str) and top not in clause:
+            wrong += [f"回答说销售额最高的是「{n}」，工具结果是「{top}」" for n in others if n in clause]
+    return wrong
+
+
+def wrong_totals(answer: str, data: dict) -> list[str]:
+    """A total written as another number ("总销售额 4495" when it is 9692)."""
+    total = data.get("total_sales")
+    if not isinstance(total, (int, float)) or isinstance(total, bool):
+        return []
+    return [f"回答中的总销售额写成了 {written}，工具结果是 {total}"
+            for written in _TOTAL.findall(ascii_digits(answer))
+            if not supported(Decimal(written.replace(",", "")), {Decimal(total)})]
+
+
+def _ranking(category_sales: Any) -> list[tuple[str, Any]]:
+    pairs = [(i.get("category"), i.get("sales")) for i in category_sales if isinstance(i, dict)] \
+        if isinstance(category_sales, list) else list(category_sales.items()) if isinstance(category_sales, dict) else []
+    pairs = [(str(c), s) for c, s in pairs if c is not None and isinstance(s, (int, float)) and not isinstance(s, bool)]
+    return sorted(pairs, key=lambda p: -p[1])
+
+
+def render_sales(tool: str, data: Any, say: Callable[[Any], str]) -> str | None:
+    """How the offline model words a sales result: the top category, the total, the ranking."""
+    if not (isinstance(data, dict) and {"total_sales", "highest_category", "highest_sales"} <= data.keys()):
+        return None
+    text = (f"根据工具 {tool} 的计算结果：销售额最高的类别是{say(data['highest_category'])}，"
+            f"销售额 {say(data['highest_sales'])}；总销售额 {say(data['total_sales'])}")
+    if "row_count" in data:
+        text += f"（共 {say(data['row_count'])} 行数据）"
+    ranking = _ranking(data.get("category_sales"))
+    if ranking:
+        text += "。各类别销售额从高到低：" + " > ".join(f"{say(c)} {json.dumps(s)}" for c, s in ranking)
+    if data.get("currency_note"):
+        text += f"。金额单位：{say(data['currency_note'])}"
+    return text + "。"
+
+
+SALES_KNOWLEDGE = ToolKnowledge(
+    required={"highest_category": "销售额最高的类别", "total_sales": "总销售额"},
+    answer_rules=(wrong_top_claims, wrong_totals),
+    suggestions={"INVALID_SALES_CSV": "告诉用户数据文件有误（指出哪一行），不要编造结果"},
+    labels={"category": "类别", "quantity": "数量", "unit_price": "单价", "sales": "销售额", "row_count": "行数",
+            "total_sales": "总销售额", "category_sales": "各类别销售额", "highest_category": "销售额最高的类别",
+            "highest_sales": "最高销售额", "currency_note": "金额单位", "line": "行号"},
+    render=render_sales,
+)

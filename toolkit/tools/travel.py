@@ -1,7 +1,7 @@
-"""Offline weather and flight tools for seed 004's two-step task ("查上海天气，然后查北京飞上海的航班").
+"""Offline weather and flight tools for the two-step task of chapter 04 ("查上海天气，然后查北京飞上海的航班").
 
 Both read small, clearly fictional teaching data (data/input/weather.json and
-data/input/flights.json) and answer in seed 003's envelope
+data/input/flights.json) and answer in the course's envelope
 {status, data, source, error}, so the agent loop and the answer check treat
 them like the sales tool. They never raise: an unknown city is CITY_NOT_FOUND
 with the list of known cities, a missing data file FILE_NOT_FOUND.
@@ -9,18 +9,36 @@ with the list of known cities, a missing data file FILE_NOT_FOUND.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import re
 from typing import Any
 
+from ..knowledge import ToolKnowledge
 from ._files import envelope, error_envelope, load_json_data
 
-__all__ = ["get_weather", "search_flights", "weather_cities", "flight_cities", "WEATHER_FILE", "FLIGHTS_FILE"]
+__all__ = ["get_weather", "search_flights", "weather_cities", "flight_cities", "WEATHER_FILE", "FLIGHTS_FILE",
+           "TEACHING_DATE", "TODAY_ENV", "teaching_today", "RELATIVE_DAYS", "WEATHER_KNOWLEDGE", "FLIGHTS_KNOWLEDGE"]
+
+# "今天" in this course is a fixed teaching date, not the machine's date: the fictional weather is
+# dated 2026-05-16, and every run (notebook outputs, tests) must give the same flights.
+TEACHING_DATE = _dt.date(2026, 5, 16)
+TODAY_ENV = "TOOLKIT_TODAY"  # YYYY-MM-DD to move the teaching date (an instructor's choice)
+RELATIVE_DAYS = {"今天": 0, "今日": 0, "明天": 1, "明日": 1, "后天": 2}
 
 WEATHER_FILE = "weather.json"
 FLIGHTS_FILE = "flights.json"
 FICTION_NOTE = "教学用虚构数据，不是真实天气或航班"
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _WEEKDAYS = "一二三四五六日"
+
+
+def teaching_today() -> _dt.date:
+    """The course's "today": $TOOLKIT_TODAY (YYYY-MM-DD) if set and valid, else TEACHING_DATE (2026-05-16)."""
+    override = os.environ.get(TODAY_ENV, "").strip()
+    try:
+        return _dt.date.fromisoformat(override) if _DATE.fullmatch(override) else TEACHING_DATE
+    except ValueError:
+        return TEACHING_DATE
 
 
 def _city_name(city: Any) -> str | None:
@@ -98,12 +116,14 @@ def get_weather(city: str) -> dict:
 def _parse_date(date: Any) -> _dt.date | None | dict:
     if date is None or (isinstance(date, str) and not date.strip()):
         return None
+    if isinstance(date, str) and date.strip() in RELATIVE_DAYS:
+        return teaching_today() + _dt.timedelta(days=RELATIVE_DAYS[date.strip()])
     if isinstance(date, str) and _DATE.fullmatch(date.strip()):
         try:
             return _dt.date.fromisoformat(date.strip())
         except ValueError:
             pass
-    return error_envelope("INVALID_DATE", f"日期“{str(date)[:40]}”无效，请用 YYYY-MM-DD 格式（例如 2026-05-16），或不传日期")
+    return error_envelope("INVALID_DATE", f"日期“{str(date)[:40]}”无效，请用 YYYY-MM-DD 格式（例如 2026-05-16）或 今天/明天/后天，或不传日期")
 
 
 def _schedule(flight: dict) -> str:
@@ -121,9 +141,13 @@ def _public(flight: dict) -> dict:
 def search_flights(origin: str, destination: str, date: str | None = None) -> dict:
     """(Fictional) flights from `origin` to `destination`, earliest first.
 
-    `date` ("YYYY-MM-DD", optional) keeps only flights that fly on that
-    weekday; without it the whole timetable is listed, each flight with its
-    "schedule". No flight on the route is a success with count 0. Errors:
+    `date` (optional): "YYYY-MM-DD", or 今天 / 明天 / 后天, which count from the
+    course's fixed teaching date (`teaching_today()`: 2026-05-16, a Saturday,
+    unless $TOOLKIT_TODAY says otherwise), never from the machine's clock. A
+    date keeps only the flights that fly on its weekday and the data says
+    "date" and "weekday"; without a date the whole timetable is listed, each
+    flight with its "schedule", and the data has no "date" field at all.
+    No flight on the route is a success with count 0. Errors:
     CITY_NOT_FOUND (unknown city, with known_cities), INVALID_ARGUMENTS
     (origin equals destination), INVALID_DATE (not a real YYYY-MM-DD date).
     """
@@ -144,11 +168,35 @@ def search_flights(origin: str, destination: str, date: str | None = None) -> di
     found = [f for f in value["flights"] if f.get("origin") == start and f.get("destination") == end
              and (day is None or not f.get("days") or day.isoweekday() in f["days"])]
     found.sort(key=lambda f: str(f.get("depart", "")))
-    data = {"origin": start, "destination": end, "date": day.isoformat() if day else None,
-            "count": len(found), "flights": [_public(f) for f in found],
-            "airline": value.get("airline"), "currency": value.get("currency"), "note": FICTION_NOTE}
+    data: dict[str, Any] = {"origin": start, "destination": end}
     if day is not None:
-        data["weekday"] = f"周{_WEEKDAYS[day.isoweekday() - 1]}"
+        data["date"], data["weekday"] = day.isoformat(), f"周{_WEEKDAYS[day.isoweekday() - 1]}"
+    data.update({"count": len(found), "flights": [_public(f) for f in found],
+                 "airline": value.get("airline"), "currency": value.get("currency"), "note": FICTION_NOTE})
+    if day is None:
+        data["note"] += "；没有指定日期，列出整张时刻表（见各航班的班期）"
     if not found:
         data["note"] += f"；没有找到{start}到{end}的航班（教学数据只含少数航线）"
     return envelope(data, [logical])
+
+
+# --- what the rest of the toolkit learns from these tools (toolkit.knowledge) -----------------
+
+CITY_NAMES = ("北京", "上海", "广州", "深圳", "杭州", "成都", "南京", "武汉", "西安", "重庆", "天津", "苏州",
+              "长沙", "郑州", "青岛", "厦门", "昆明", "大连", "哈尔滨", "沈阳", "三亚", "拉萨", "乌鲁木齐", "香港")
+_COMMON_LABELS = {"city": "城市", "known_cities": "可查询的城市", "updated_at": "更新时间", "note": "备注"}
+
+WEATHER_KNOWLEDGE = ToolKnowledge(
+    labels={**_COMMON_LABELS, "condition": "天气", "temp_c": "最高气温（℃）", "temp_low_c": "最低气温（℃）",
+            "humidity_pct": "湿度（%）", "wind": "风力", "aqi": "空气质量指数"},
+    suggestions={"CITY_NOT_FOUND": "从工具给出的可查询城市里选一个，或如实告诉用户没有这个城市的数据"},
+    places=CITY_NAMES,
+)
+FLIGHTS_KNOWLEDGE = ToolKnowledge(
+    labels={**_COMMON_LABELS, "origin": "出发地", "destination": "目的地", "date": "日期", "weekday": "星期",
+            "flights": "航班", "flight_no": "航班号", "airline": "航空公司", "depart": "起飞", "arrive": "到达",
+            "price": "票价", "seats_left": "余票", "schedule": "班期", "currency": "币种", "count": "数量"},
+    suggestions={"CITY_NOT_FOUND": "从工具给出的可查询城市里选一个，或如实告诉用户没有这个城市的数据",
+                 "INVALID_DATE": "把日期改成 YYYY-MM-DD 或 今天/明天/后天 后再查"},
+    places=CITY_NAMES,
+)

@@ -1,0 +1,230 @@
+"""One code path: every chapter runs unchanged against another OpenAI-compatible model.
+
+A second scripted model, written here on the standard library's http.server (not the
+toolkit's offline server), listens on 127.0.0.1. It behaves like a different model
+would: it asks for every tool a question needs in one turn (parallel tool calls, where
+the offline model asks one per turn), passes no optional arguments, and words its
+answers in its own way. The chapter notebooks are pointed at it only through the
+environment (MODEL_BASE_URL, MODEL_NAME, OPENAI_API_KEY, as toolkit.llm.config reads
+them; TOOLKIT_DOTENV=none keeps any .env out), executed top to bottom with nbclient
+without comparing outputs, and must finish without a cell error. A chapter whose code
+talks to the configured model must really have reached this server.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Iterator
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+MODEL_NAME = "another-model-v2"
+API_KEY = "other-model-test-key"  # not key-shaped on purpose: nothing to redact, nothing to leak
+TAG = "〔另一个模型〕"
+# code that talks to whatever model the environment configures (AgentPanel asks it too, in its honest mode)
+TALKS_TO_MODEL = re.compile(r"\brun_agent\(|\bmake_client\(\s*\)|\bAgentPanel\(")
+CITY = re.compile(r"(北京|上海|广州|深圳|杭州|成都)")
+ROUTE = re.compile(r"(北京|上海|广州|深圳|杭州|成都)飞(北京|上海|广州|深圳|杭州|成都)")
+
+
+# --- the other model ---------------------------------------------------------------------------
+
+def _calls_for(question: str, tools: set[str]) -> list[tuple[str, dict]]:
+    """Every tool the question needs, all at once, with only the required arguments."""
+    calls: list[tuple[str, dict]] = []
+    if "analyze_sales_csv" in tools and ("销售" in question or "类别" in question):
+        calls.append(("analyze_sales_csv", {}))
+    city = CITY.search(question.split("航班")[0])
+    if "get_weather" in tools and "天气" in question and city:
+        calls.append(("get_weather", {"city": city.group(1)}))
+    route = ROUTE.search(question)
+    if "search_flights" in tools and route:
+        calls.append(("search_flights", {"origin": route.group(1), "destination": route.group(2)}))
+    return calls
+
+
+def _find(value: Any, key: str) -> Any:
+    """The first dict (depth first) that holds `key`, or None."""
+    if isinstance(value, dict):
+        if key in value:
+            return value
+        value = list(value.values())
+    if isinstance(value, list):
+        for item in value:
+            found = _find(item, key)
+            if found is not None:
+                return found
+    return None
+
+
+def _sentence(name: str, content: Any) -> str:
+    text = content if isinstance(content, str) else ""
+    if text.startswith("[TASK_CONTEXT]") and "\n当前 Tool 调用结果：\n" in text:
+        text = text.split("\n当前 Tool 调用结果：\n", 1)[1]
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return f"{name} 给了一段文字：{text[:80]}"
+    status = body.get("status") if isinstance(body, dict) else None
+    if status == "error":
+        why = body.get("error") or body.get("error_code") or "原因不明"
+        return f"很遗憾，{name} 这一步没能完成（{str(why)[:120]}），这部分我给不出数字"
+    sales = _find(body, "total_sales")
+    if sales is not None:
+        return (f"按 {name} 的统计，{sales.get('highest_category')}卖得最多（{sales.get('highest_sales')}），"
+                f"所有类别加起来的总销售额是 {sales.get('total_sales')}")
+    return f"{name} 查到：{json.dumps(body.get('result', body) if isinstance(body, dict) else body, ensure_ascii=False)[:160]}"
+
+
+def other_model(request: dict) -> dict:
+    """A Chat Completions response body, in this model's own words and habits."""
+    messages = request.get("messages") or []
+    tools = {t["function"]["name"] for t in request.get("tools") or [] if isinstance(t, dict) and "function" in t}
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    question = str(messages[last_user].get("content") or "") if last_user >= 0 else ""
+    after = messages[last_user + 1:]
+    names = {c.get("id"): c.get("function", {}).get("name", "?")
+             for m in after if m.get("role") == "assistant" for c in m.get("tool_calls") or []}
+    results = [(names.get(m.get("tool_call_id"), "工具"), m.get("content")) for m in after if m.get("role") == "tool"]
+    n = len(messages)
+    message: dict[str, Any] = {"role": "assistant", "content": None}
+    if not results:
+        calls = _calls_for(question, tools)
+        if calls:
+            message["tool_calls"] = [{"id": f"other_{n}_{i}", "type": "function",
+                                      "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
+                                     for i, (name, args) in enumerate(calls)]
+        else:
+            message["content"] = f"{TAG}这个问题我手上没有合适的工具，给不出可靠的答案。"
+    else:
+        message["content"] = TAG + "；".join(_sentence(name, content) for name, content in results) + "。"
+    return {"id": f"chatcmpl-other-{n}", "object": "chat.completion", "created": 0, "model": request.get("model"),
+            "choices": [{"index": 0, "message": message, "logprobs": None,
+                         "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: "OtherModelServer"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        if self.path.rstrip("/") != "/v1/chat/completions" or self.headers.get("Authorization") != f"Bearer {API_KEY}":
+            return self._send(404 if "chat" not in self.path else 401, {"error": {"message": "wrong path or key"}})
+        with self.server.lock:
+            self.server.requests.append(body)
+        reply = other_model(body)
+        if not body.get("stream"):
+            return self._send(200, reply)
+        choice = reply["choices"][0]
+        delta = {k: v for k, v in choice["message"].items() if v is not None}
+        for i, call in enumerate(delta.get("tool_calls") or []):
+            call["index"] = i
+        chunks = [{**reply, "object": "chat.completion.chunk",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+                  {**reply, "object": "chat.completion.chunk",
+                   "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]}]
+        data = "".join(f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+        self._send(200, data.encode("utf-8"), "text/event-stream")
+
+    def _send(self, status: int, body: Any, content_type: str = "application/json") -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body, ensure_ascii=False).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", f"{content_type}; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class OtherModelServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.requests: list[dict] = []
+        self.lock = threading.Lock()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+@pytest.fixture(scope="module")
+def other_server() -> Iterator[OtherModelServer]:
+    server = OtherModelServer()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def pointed_at(other_server: OtherModelServer, monkeypatch: pytest.MonkeyPatch) -> OtherModelServer:
+    """The environment a kernel inherits, pointing the toolkit at the other model."""
+    for name in ("DASHSCOPE_API_KEY", "OPENAI_BASE_URL", "TOOLKIT_DATA_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MODEL_BASE_URL", other_server.base_url)
+    monkeypatch.setenv("MODEL_NAME", MODEL_NAME)
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    monkeypatch.setenv("TOOLKIT_DOTENV", "none")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    return other_server
+
+
+# --- the tests ---------------------------------------------------------------------------------
+
+def test_the_other_model_answers_the_sales_question_in_its_own_words(pointed_at: OtherModelServer) -> None:
+    from toolkit import SimulatedClock, use_clock
+    from toolkit.agent import run_agent
+    from toolkit.verify import check_answer
+
+    before = len(pointed_at.requests)
+    with use_clock(SimulatedClock(seed=0)):
+        run = run_agent("哪个类别销售额最高？总销售额是多少？")
+    assert run.model == MODEL_NAME and len(pointed_at.requests) == before + 2
+    assert run.answer.startswith(TAG) and "【离线模型】" not in run.answer
+    assert "显示器" in run.answer and "9692" in run.answer
+    assert check_answer(run.answer, *run.tool_results).ok
+
+
+def test_the_other_model_asks_for_both_travel_tools_in_one_turn(pointed_at: OtherModelServer) -> None:
+    from toolkit import SimulatedClock, use_clock
+    from toolkit.agent import run_agent
+
+    with use_clock(SimulatedClock(seed=0)):
+        run = run_agent("帮我查一下上海的天气，然后顺便查一下今天北京飞上海的航班")
+    assert [r.name for r in run.tool_results] == ["get_weather", "search_flights"]
+    assert run.turns == 2 and all(r.ok for r in run.tool_results)  # the offline model takes 3 turns
+
+
+def test_the_chapter_list_is_not_empty() -> None:
+    assert any(p.name == "07_sales_agent.ipynb" for p in NOTEBOOKS)
+    assert any(p.name == "08_pitfalls.ipynb" for p in NOTEBOOKS)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_chapter_runs_unchanged_against_another_model(path: Path, pointed_at: OtherModelServer) -> None:
+    nb = nbformat.read(path, as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    before = len(pointed_at.requests)
+    client = NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=False,
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute()  # raises CellExecutionError, naming the cell, on the first error
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
+    assert errors == []
+    if TALKS_TO_MODEL.search(code):
+        seen = pointed_at.requests[before:]
+        assert seen, f"{path.name} talks to a model but never reached the configured endpoint"
+        assert all(r.get("model") == MODEL_NAME for r in seen)

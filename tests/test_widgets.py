@@ -1,0 +1,371 @@
+"""The classroom panels driven from Python, with no browser: set controls, press Run / Reset, read the state.
+
+ipywidgets without a frontend uses a dummy comm: `.value`, observers and
+`Button.click()` all run synchronously, so what a student would see is what
+these tests read (the executor's history, the figures' artists, the summary).
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("ipywidgets")
+pytest.importorskip("matplotlib")
+
+from toolkit import ToolResult  # noqa: E402
+from toolkit.tools import DATA_DIR_ENV  # noqa: E402
+from toolkit.widgets import (FAULT_KINDS, AgentPanel, BudgetPlayground, DecisionPicker,  # noqa: E402
+                             FailurePanel)
+
+NO_FAULTS = {kind: 0.0 for kind in FAULT_KINDS}
+
+
+def only(kind: str, rate: float = 1.0) -> dict:
+    return {**NO_FAULTS, kind: rate}
+
+
+def attempts_of(panel: FailurePanel) -> int:
+    return sum(r.attempts for r in panel.executor.call_history)
+
+
+def timeline_bars(fig) -> int:
+    """Attempt bars in toolkit.viz's timeline: the polygons of its "attempts-<outcome>" collections."""
+    return sum(len(c.get_paths()) for ax in fig.axes for c in ax.collections
+               if (c.get_gid() or "").startswith("attempts-"))
+
+
+# --- FailurePanel ---------------------------------------------------------------------------------
+
+def test_run_sends_every_call_through_a_real_executor_and_summarizes_it():
+    panel = FailurePanel(calls=20, concurrency=5, rates=only("server_error", 0.3), seed=1)
+    text = panel.run()
+
+    history = list(panel.executor.call_history)
+    assert len(history) == 20 and {r.name for r in history} == {"lookup_order"}
+    assert len(panel.batch["tool"].calls) == attempts_of(panel)  # every attempt reached the faulty tool
+    summary = panel.executor.get_summary()
+    assert text == panel.last_summary
+    assert text.startswith("20 次调用，") and f"成功率 {summary['success_rate']:.0%}" in text
+    assert f"共 {attempts_of(panel)} 次尝试" in text and attempts_of(panel) > 20
+    assert f"模拟耗时 {panel.batch['simulated_s']:.1f} 秒" in text
+    assert panel.summary.value == text and repr(panel) == f"故障注入面板：{text}"
+
+
+def test_permission_error_is_not_retried_but_server_errors_are():
+    panel = FailurePanel(calls=10, rates=only("permission"))
+    panel.run()
+    assert [r.attempts for r in panel.results] == [1] * 10
+    assert {r.error_type for r in panel.results} == {"fatal"} and "成功率 0%" in panel.last_summary
+
+    panel.rate_sliders["permission"].value = 0.0
+    panel.rate_sliders["server_error"].value = 1.0
+    panel.max_retries.value = 2
+    panel.run()
+    assert [r.attempts for r in panel.results] == [3] * 10
+    assert {r.error_type for r in panel.results} == {"retryable"}
+
+
+def test_timeline_draws_one_bar_per_attempt():
+    panel = FailurePanel(calls=15, rates=only("timeout", 0.4), seed=3)
+    panel.run()
+    assert attempts_of(panel) > 15  # some calls were retried
+    assert panel.figure is panel.figures["timeline"]
+    assert timeline_bars(panel.figure) == attempts_of(panel)
+
+
+def test_same_seed_same_png_and_another_seed_another_picture():
+    first, second = FailurePanel(calls=30, seed=7), FailurePanel(calls=30, seed=7)
+    first.run()
+    second.run()
+    assert first.png["timeline"] == second.png["timeline"] and first.png["stats"] == second.png["stats"]
+    assert first.png["timeline"].startswith(b"\x89PNG") and first.timeline_image.value == first.png["timeline"]
+    assert first.last_summary == second.last_summary
+
+    second.seed.value = 8
+    second.run()
+    assert second.png["timeline"] != first.png["timeline"]
+
+
+def test_a_run_with_every_fault_off_draws_a_clean_batch():
+    panel = FailurePanel(calls=40, rates=NO_FAULTS)
+    panel.run()
+    assert attempts_of(panel) == 40 and "成功率 100%" in panel.last_summary
+
+
+def test_moving_a_fault_slider_changes_the_next_run():
+    panel = FailurePanel(calls=40, rates=only("server_error", 0.05), seed=5)
+    panel.run()
+    before_png, before = panel.png["timeline"], attempts_of(panel)
+    assert not any(r.error_code == "RATE_LIMITED" for r in panel.results)
+
+    panel.rate_sliders["rate_limit"].value = 0.5
+    panel.run()
+    assert attempts_of(panel) > before and panel.png["timeline"] != before_png
+    waits = [a.wait_after for r in panel.results for a in r.trace if a.code == "RATE_LIMITED" and a.wait_after]
+    assert waits and min(waits) >= 2.0  # every backoff honoured Retry-After
+
+
+def test_pressing_run_twice_gives_the_same_picture_and_does_not_pile_up_history():
+    panel = FailurePanel(calls=25, seed=2)
+    panel.run_button.click()
+    png, summary = panel.png["timeline"], panel.last_summary
+    panel.run_button.click()
+
+    assert len(panel.executor.call_history) == 25  # a new experiment, not the old one doubled
+    assert panel.png["timeline"] == png and panel.last_summary == summary
+    assert panel.state["runs"] == 2 and panel.state["running"] is False
+    assert panel.state["leftover_tasks"] == 0 and not panel.run_button.disabled
+
+
+def test_reset_clears_history_figures_images_and_summary():
+    panel = FailurePanel(calls=10)
+    panel.run()
+    panel.reset_button.click()
+    assert panel.executor is None and panel.results == [] and panel.figures == {} and panel.png == {}
+    assert panel.timeline_image.value == b"" and panel.stats_image.value == b""
+    assert panel.last_summary == "" and "尚未运行" in panel.summary.value and repr(panel) == "故障注入面板（尚未运行）"
+
+
+def test_reset_while_a_run_is_in_flight_drops_that_run_and_leaves_no_thread():
+    started, release = threading.Event(), threading.Event()
+
+    def slow_lookup(order_id: int) -> dict:
+        started.set()
+        release.wait(10)
+        return {"order_id": order_id}
+
+    panel = FailurePanel(calls=5, rates=only("server_error", 0.4), tool=slow_lookup)
+    threads_before = threading.active_count()
+    worker = threading.Thread(target=panel.run)
+    worker.start()
+    assert started.wait(10)
+    assert panel.state["running"] is True
+    panel.reset()  # the instructor presses Reset mid-run
+    release.set()
+    worker.join(10)
+
+    assert not worker.is_alive() and threading.active_count() == threads_before
+    assert panel.state["dropped"] == 1 and panel.state["runs"] == 0
+    assert panel.executor is None and panel.png == {} and panel.timeline_image.value == b""
+    assert "尚未运行" in panel.summary.value  # not half of the old run's picture
+
+
+def test_run_from_inside_a_running_event_loop_works_like_a_jupyter_button():
+    plain = FailurePanel(calls=12, seed=4)
+    plain.run()
+    in_loop = FailurePanel(calls=12, seed=4)
+
+    async def handler() -> str:
+        return in_loop.run()  # a kernel's handler: a loop is running in this thread
+    assert asyncio.run(handler()) == plain.last_summary
+    assert in_loop.png["timeline"] == plain.png["timeline"]
+
+
+def test_circuit_breaker_makes_later_calls_fail_fast():
+    panel = FailurePanel(calls=30, concurrency=1, max_retries=1, rates=only("server_error"), breaker=True)
+    panel.run()
+    fused = [r for r in panel.results if r.error_code == "CIRCUIT_OPEN"]
+    assert fused and all(r.attempts == 0 for r in fused)
+    assert f"熔断拦下 {len(fused)} 次" in panel.last_summary
+
+
+def test_retry_budget_caps_the_retries_of_a_failing_batch():
+    unlimited = FailurePanel(calls=40, rates=only("server_error"))
+    unlimited.run()
+    budgeted = FailurePanel(calls=40, rates=only("server_error"), budget=True)
+    budgeted.run()
+    assert attempts_of(budgeted) < attempts_of(unlimited) == 40 * 4
+    denied = budgeted.executor.policy.budget.denied
+    assert denied > 0 and f"重试额度拒绝 {denied} 次" in budgeted.last_summary
+
+
+def test_rates_adding_up_to_more_than_one_are_scaled_and_said_so():
+    panel = FailurePanel(calls=10, rates={"timeout": 0.8, "permission": 0.8})
+    panel.run()
+    assert "已按比例缩放" in panel.last_summary
+    assert all(call.fault in ("timeout", "permission") for call in panel.batch["tool"].calls)
+
+
+def test_an_error_while_drawing_is_shown_and_the_old_picture_stays(monkeypatch):
+    from toolkit import viz
+
+    panel = FailurePanel(calls=5)
+    panel.run()
+    png, summary = panel.png["timeline"], panel.last_summary
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("画图坏了")
+    monkeypatch.setattr(viz, "retry_timeline", broken)
+    panel.run_button.click()  # the button never raises into the kernel
+    assert "画图坏了" in panel.state["error"] and "运行出错" in panel.summary.value
+    assert panel.png["timeline"] == png and panel.last_summary == summary and not panel.state["running"]
+    with pytest.raises(RuntimeError):
+        panel.run()  # called from Python it does raise
+
+
+def test_unknown_fault_or_jitter_is_refused():
+    with pytest.raises(ValueError, match="unknown fault"):
+        FailurePanel(rates={"meteor": 0.1})
+    with pytest.raises(ValueError, match="jitter"):
+        FailurePanel(jitter="random")
+
+
+def test_panel_displays_as_a_widget_with_a_text_fallback():
+    panel = FailurePanel(calls=3)
+    bundle = panel._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["text/plain"] == "故障注入面板（尚未运行）"
+
+
+# --- AgentPanel -----------------------------------------------------------------------------------
+
+@pytest.fixture
+def offline(monkeypatch):
+    for name in ("OPENAI_API_KEY", "DASHSCOPE_API_KEY", "MODEL_BASE_URL", "OPENAI_BASE_URL", "MODEL_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TOOLKIT_DOTENV", "none")
+    monkeypatch.delenv(DATA_DIR_ENV, raising=False)
+
+
+def tool_rows(panel: AgentPanel) -> list[dict]:
+    return [r for r in panel.rows if r["role"] == "工具"]
+
+
+def test_agent_panel_honest_run_shows_the_transcript_and_passes_the_check(offline):
+    panel = AgentPanel()
+    panel.run()
+    assert panel.run_record.stopped == "answered" and "9692" in panel.run_record.answer
+    assert [r["role"] for r in panel.rows] == ["模型", "工具", "模型"]
+    assert tool_rows(panel)[0]["tool"] == "analyze_sales_csv" and tool_rows(panel)[0]["status"] == "成功"
+    assert panel.verdict.ok and "验收：通过" in panel.last_summary
+    assert "<table" in panel.transcript.value and "内容摘录" in panel.transcript.value
+
+
+def test_two_timeouts_then_ok_takes_three_attempts_on_the_simulated_clock(offline):
+    panel = AgentPanel(fault="timeouts")
+    panel.run()
+    (row,) = tool_rows(panel)
+    assert row["attempts"] == 3 and row["status"] == "成功" and panel.verdict.ok
+
+
+def test_rate_limited_sales_tool_is_retried_then_reported_without_real_waiting(offline):
+    panel = AgentPanel(fault="rate_limited")
+    t0 = time.perf_counter()
+    panel.run()
+    assert time.perf_counter() - t0 < 5  # three Retry-After waits of 2 s happen on the simulated clock
+    (result,) = panel.run_record.tool_results
+    assert result.attempts == 4 and result.error_code == "RATE_LIMITED"
+    assert panel.verdict.ok and panel.verdict.tool_failed  # the answer admits the failure
+
+
+@pytest.mark.parametrize("fault, code", [("missing_file", "FILE_NOT_FOUND"), ("bad_row", "INVALID_SALES_CSV")])
+def test_data_faults_reach_the_model_and_the_data_dir_is_restored(offline, fault, code):
+    panel = AgentPanel(fault=fault)
+    panel.run()
+    assert tool_rows(panel)[0]["status"] == f"失败 {code}"
+    assert "9692" not in panel.run_record.answer and panel.verdict.ok and panel.verdict.tool_failed
+    assert DATA_DIR_ENV not in os.environ
+
+
+def test_model_that_ignores_results_fails_the_answer_check(offline):
+    panel = AgentPanel(behaviour="ignore-results")
+    panel.run()
+    assert panel.run_record.tool_results[0].ok
+    assert panel.verdict is not None and not panel.verdict.ok and "验收：未通过" in panel.last_summary
+    assert "未通过验收" in panel.verdict_html.value
+
+
+def test_looping_model_stops_at_max_turns_and_is_not_checked(offline):
+    panel = AgentPanel(behaviour="loop")
+    panel.max_turns.value = 3
+    panel.run()
+    assert panel.run_record.stopped == "max_turns" and panel.verdict is None
+    assert [r["status"] for r in tool_rows(panel)] == ["成功", "失败 REPEATED_CALL", "失败 REPEATED_CALL"]
+    assert "不适用" in panel.last_summary
+
+
+@pytest.mark.parametrize("behaviour, first_code", [("unknown-tool", "UNKNOWN_TOOL"),
+                                                   ("bad-arguments", "INVALID_ARGUMENTS_JSON")])
+def test_misbehaving_model_gets_errors_then_an_answer_that_passes(offline, behaviour, first_code):
+    panel = AgentPanel(behaviour=behaviour)
+    panel.run()
+    assert tool_rows(panel)[0]["status"] == f"失败 {first_code}" and tool_rows(panel)[0]["attempts"] == 0
+    assert panel.run_record.stopped == "answered" and panel.verdict.ok  # refused calls are not "checked"
+
+
+def test_agent_panel_run_twice_gives_the_same_transcript_not_a_longer_one(offline):
+    panel = AgentPanel(fault="timeouts")
+    panel.run_button.click()
+    rows, summary = panel.rows, panel.last_summary
+    panel.run_button.click()
+    assert panel.rows == rows and panel.last_summary == summary and len(panel.run_record.tool_results) == 1
+    assert panel.state["runs"] == 2 and not panel.state["running"] and not panel.run_button.disabled
+
+
+def test_agent_panel_reset_forgets_the_run(offline):
+    panel = AgentPanel()
+    panel.run()
+    panel.reset_button.click()
+    assert panel.run_record is None and panel.rows == [] and panel.verdict is None
+    assert panel.transcript.value == "" and repr(panel) == "智能体面板（尚未运行）"
+
+
+# --- BudgetPlayground and DecisionPicker -------------------------------------------------------------
+
+LONG_TEXT = "".join(f"第 {i} 行：销售记录，金额 {i * 7}。\n" for i in range(400))
+
+
+def test_budget_slider_cuts_long_text_and_keeps_head_and_tail():
+    playground = BudgetPlayground(LONG_TEXT, budget=600)
+    assert playground.state["method"] == "smart_truncate" and playground.state["cut"]
+    assert playground.result.startswith("第 0 行") and playground.result.rstrip().endswith("金额 2793。")
+    size_600 = len(playground.result)
+
+    playground.budget.value = 200
+    assert playground.state["budget"] == 200 and len(playground.result) < size_600 <= 600
+    assert "200" in playground.stats.value and repr(playground).endswith(f"→ {len(playground.result)} 字符")
+
+
+def test_budget_large_enough_leaves_text_unchanged():
+    playground = BudgetPlayground("短文本", budget=100)
+    assert playground.result == "短文本" and not playground.state["cut"] and "原样保留" in playground.stats.value
+
+
+def test_budget_playground_on_records_uses_parse_tool_result_only():
+    records = [{"id": i, "city": "上海", "amount": i * 10} for i in range(500)]
+    playground = BudgetPlayground(records, budget=400)
+    assert [value for _, value in playground.method.options] == ["parse_tool_result"]
+    assert playground.state["output_chars"] < playground.state["input_chars"]
+    with pytest.raises(ValueError, match="method"):
+        BudgetPlayground(records, method="smart_truncate")
+
+
+def test_decision_picker_shows_the_action_each_real_result_gets():
+    picker = DecisionPicker()
+    actions = {label: picker.pick(label)["action"] for label in picker.results}
+    assert actions == {
+        "成功，三条订单": "present_directly", "成功，但结果为空": "retry_with_broader_query",
+        "成功，但结果很长（400 条）": "summarize_and_present", "部分结果": "present_partial",
+        "一直超时（重试用完）": "retry", "被限流 429": "retry", "权限不足": "report_error",
+        "参数错误": "report_error",
+    }
+    assert picker.results["权限不足"].attempts == 1 and picker.results["一直超时（重试用完）"].attempts == 4
+
+
+def test_decision_picker_explains_why_and_follows_the_picker():
+    picker = DecisionPicker()
+    picker.picker.value = "权限不足"
+    assert picker.state == {**picker.state, "label": "权限不足", "action": "report_error"}
+    assert "fatal" in picker.decision_html.value and "如实报告错误" in picker.decision_html.value
+    assert repr(picker) == "决策选择器：权限不足 → report_error"
+
+
+def test_decision_picker_takes_its_own_results():
+    picker = DecisionPicker({"空列表": ToolResult("search", [])})
+    assert picker.decision["action"] == "retry_with_broader_query"
+    with pytest.raises(ValueError):
+        DecisionPicker({})

@@ -1,0 +1,26 @@
+"""The agent loop and its command line, one module per job.
+
+loop: run_agent and the loop itself (with the plug-in points format_message,
+evaluate, check); record: AgentRun, its summary and transcript; sync: running
+tool batches from sync code and inside Jupyter's event loop (Ctrl-C cancels);
+cli: `python -m toolkit.agent "问题"`. The step splitter and the
+[TASK_CONTEXT] block live in toolkit.task_context, the model-error wording in
+toolkit.llm.errors.
+"""
+from __future__ import annotations
+
+from ..task_context import split_steps
+from .cli import main
+from .loop import PLUGIN_CODE, SYSTEM_PROMPT, Check, Evaluate, FormatMessage, run_agent, task_context_for
+from .record import REPEAT_CODE, AgentRun
+
+__all__ = ["SYSTEM_PROMPT", "AgentRun", "run_agent", "split_steps", "task_context_for",
+           "describe_model_error", "main", "FormatMessage", "Evaluate", "Check", "PLUGIN_CODE", "REPEAT_CODE"]
+
+
+def __getattr__(name: str):
+    if name == "describe_model_error":  # lives with the model side now; this name keeps working
+        from ..llm.errors import describe_model_error
+
+        return describe_model_error
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

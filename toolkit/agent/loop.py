@@ -1,0 +1,335 @@
+"""The agent loop: the model proposes tool calls, the program runs them, the model answers from the results.
+
+    user question -> model -> tool_calls? -> registry + ToolExecutor -> one role "tool"
+    message per tool_call_id ([TASK_CONTEXT] first for multi-step tasks) -> model -> ...
+    -> a text answer, or a stop at `max_turns`.
+
+One code path: `run_agent` talks to whatever `toolkit.llm.make_client()` returns
+(the offline stand-in model on 127.0.0.1, or a real OpenAI-compatible endpoint
+configured in .env), always through the openai SDK. Tool failures, unknown tools,
+bad arguments and repeated calls reach the model as error tool messages, never as
+exceptions; a reply that is not a chat completion stops the run with an error reason.
+
+Three plug-in points let a student replace one piece (each a keyword of run_agent):
+format_message (how a result becomes the tool message), evaluate (what to do
+with a result, recorded in run.decisions) and check (the verdict on the final
+answer, in run.check). A plug-in that raises or returns the wrong type never
+crashes the run: the model gets an error result (PLUGIN_ERROR, naming the
+plug-in), or the run gets an error reason.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any, Callable, Sequence
+
+from ..clock import get_clock
+from ..executor import ToolExecutor, ToolRegistry, parse_tool_call
+from ..messages import format_tool_message
+from ..results import FATAL, RETRYABLE, ToolResult, redact, safe_str
+from ..safety import redact_value
+from ..task_context import TaskContext, split_steps, with_task_context
+from .record import REPEAT_CODE, AgentRun
+from .sync import run_sync
+
+__all__ = ["SYSTEM_PROMPT", "run_agent", "task_context_for", "FormatMessage", "Evaluate", "Check",
+           "PLUGIN_CODE"]
+
+SYSTEM_PROMPT = """你是一个资料分析助手，回答问题要有工具给出的证据。
+1. 需要具体数字、统计、天气或航班等事实时，先调用提供的工具，不要凭记忆或猜测给出数字。
+2. 工具返回的 JSON 是事实的唯一依据：回答里的每个数字都必须能在工具结果里找到。
+3. 工具结果的 status 为 error 时，如实告诉用户这一步失败了以及原因，不要编造结果，也不要换个说法假装成功。
+4. 如果工具结果前面有 [TASK_CONTEXT]，先看清整个任务还剩哪些步骤，做完所有步骤再回答。
+5. 同样的工具和参数不要重复调用，结果不会改变；信息足够时直接用中文回答，说明关键结果。"""
+
+PLUGIN_CODE = "PLUGIN_ERROR"
+
+FormatMessage = Callable[[str, str, ToolResult], dict]
+"""format_message(tool_name, tool_call_id, result) -> the Chat Completions tool message
+{"role": "tool", "tool_call_id": tool_call_id, "content": str}."""
+Evaluate = Callable[[ToolResult, str], dict]
+"""evaluate(result, user_query) -> a decision dict such as evaluate_tool_result returns."""
+Check = Callable[[str, list], Any]
+"""check(answer, tool_results) -> any verdict (e.g. an AnswerCheck); kept in run.check."""
+
+
+def task_context_for(question: str, task_context: TaskContext | bool | str = "auto") -> TaskContext | None:
+    """The TaskContext a run starts with.
+
+    "auto": one when `split_steps` finds two or more steps, else None.
+    True: always one (a single step is the whole question). False / None: none.
+    A TaskContext: a copy of it (the caller's object is never changed).
+    Raises ValueError for any other value.
+    """
+    if isinstance(task_context, TaskContext):
+        return replace(task_context, steps=list(task_context.steps))
+    if task_context is False or task_context is None:
+        return None
+    if task_context is True or task_context == "auto":
+        steps = split_steps(question) or [question.strip()]
+        if task_context == "auto" and len(steps) < 2:
+            return None
+        return TaskContext(task=question.strip(), steps=steps)
+    raise ValueError(f"task_context must be 'auto', True, False or a TaskContext, got {task_context!r}")
+
+
+def run_agent(question: str, *, client: Any = None, model: str | None = None,
+              registry: ToolRegistry | None = None, executor: ToolExecutor | None = None,
+              max_turns: int = 6, task_context: TaskContext | bool | str = "auto",
+              system_prompt: str = SYSTEM_PROMPT, format_message: FormatMessage | None = None,
+              evaluate: Evaluate | None = None, check: Check | None = None) -> AgentRun:
+    """Answer `question` with the model and the registry's tools; returns an AgentRun.
+
+    client/model: an openai.OpenAI client and the model name; with client None both
+    come from `toolkit.llm.make_client()` (offline unless .env / the environment
+    configure a real endpoint). registry: the tools offered (default
+    `toolkit.tools.default_registry()`, or the executor's own registry when it has
+    tools); executor: runs them (default a ToolExecutor over the registry).
+    max_turns: the most model calls before stopping with stopped="max_turns".
+    task_context: see `task_context_for`; the context advances one step per
+    successful tool result and is put before every tool message.
+    format_message / evaluate / check: the plug-in points (module doc); each
+    None keeps the toolkit's own behaviour (format_tool_message, no decisions,
+    no check).
+
+    Never raises for what the model does (unknown tools, bad arguments, repeats,
+    failing tools: error tool messages; a malformed reply: stopped="error") nor
+    for a failing endpoint (stopped="error") nor for a failing plug-in.
+    KeyboardInterrupt cancels the running tools and propagates.
+    Raises ValueError for an empty question, max_turns < 1, a client without a
+    model, and toolkit.llm.ConfigError (a ValueError) for a bad .env.
+    """
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError(f"question must be a non-empty string, got {question!r}")
+    if not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1:
+        raise ValueError(f"max_turns must be an int >= 1, got {max_turns!r}")
+    for name, fn in (("format_message", format_message), ("evaluate", evaluate), ("check", check)):
+        if fn is not None and not callable(fn):
+            raise ValueError(f"{name} must be a function or None, got {type(fn).__name__}")
+    client, model = _client_and_model(client, model)
+    if registry is None:
+        registry = executor.registry if executor is not None and len(executor.registry) else _default_registry()
+    executor = executor if executor is not None else ToolExecutor(registry=registry)
+    loop = _Loop(question.strip(), client, model, registry, executor,
+                 task_context_for(question, task_context), system_prompt)
+    loop.format_message, loop.evaluate, loop.check = format_message, evaluate, check
+    return loop.run(max_turns)
+
+
+def _client_and_model(client: Any, model: str | None) -> tuple[Any, str]:
+    if client is None:
+        from ..llm import make_client  # the model side loads only when needed
+
+        client, default_model = make_client()
+        return client, model or default_model
+    if not model:
+        raise ValueError("pass model='...' together with client=..., e.g. run_agent(q, client=c, model='qwen-plus')")
+    return client, model
+
+
+def _default_registry() -> ToolRegistry:
+    from ..tools import default_registry
+
+    return default_registry()
+
+
+class _EmptyReply(Exception):
+    """The model answered with neither text nor tool calls (args[0] says how)."""
+
+
+def _plugin_failure(plugin: str, exc_or_text: Any, result: ToolResult) -> ToolResult:
+    """The error result the model gets instead, when the plug-in `plugin` failed on `result`."""
+    why = (f"{type(exc_or_text).__name__}: {safe_str(exc_or_text, 200)}" if isinstance(exc_or_text, BaseException)
+           else safe_str(exc_or_text, 200))
+    return ToolResult(result.name, None, f"插件 {plugin} 出错（{why}），工具 {result.name} 的结果无法交给模型",
+                      error_type=FATAL, error_code=PLUGIN_CODE, attempts=result.attempts, call_id=result.call_id,
+                      started_at=result.started_at, duration_ms=result.duration_ms, args_summary=result.args_summary)
+
+
+class _Loop:
+    """One run's state: the conversation, the transcript, the calls seen so far."""
+
+    format_message: FormatMessage | None = None
+    evaluate: Evaluate | None = None
+    check: Check | None = None
+
+    def __init__(self, question: str, client: Any, model: str, registry: ToolRegistry,
+                 executor: ToolExecutor, ctx: TaskContext | None, system_prompt: str) -> None:
+        self.client, self.model, self.registry, self.executor, self.ctx = client, model, registry, executor, ctx
+        self.clock = get_clock()
+        self.run_record = AgentRun(question, "", "error", model, task_context=ctx)
+        self.run_record.messages = [{"role": "system", "content": system_prompt},
+                                    {"role": "user", "content": question}]
+        self.seen: dict[tuple[str, str], tuple[int, ToolResult | None]] = {}
+
+    def run(self, max_turns: int) -> AgentRun:
+        import openai  # lazy, as everywhere in the toolkit: `import toolkit.agent` stays light
+
+        from ..llm.errors import BadModelReply, describe_model_error
+
+        record, start = self.run_record, self.clock.now()
+        try:
+            for turn in range(1, max_turns + 1):
+                record.turns = turn
+                reply = self._ask_model(turn)
+                if not reply.tool_calls:
+                    self._finish_with_text(reply)
+                    break
+                self._run_tools(turn, reply.tool_calls)
+            else:
+                record.stopped = "max_turns"
+                record.answer = (f"已达到最多 {max_turns} 轮模型调用，模型仍在请求工具，没有得到最终回答；"
+                                 "可以换个问法，或调大 max_turns。")
+        except openai.APIError as exc:
+            record.stopped, record.error = "error", redact(safe_str(exc, 300))
+            record.answer = describe_model_error(exc)
+        except BadModelReply as exc:
+            record.stopped, record.error = "error", exc.reason
+            record.answer = describe_model_error(exc)
+        except _EmptyReply as exc:
+            record.stopped, record.error = "error", exc.args[0]
+            record.answer = f"模型没有返回文本回答（{exc.args[0]}），请重试或换个问法。"
+        record.duration_ms = (self.clock.now() - start) * 1000.0
+        if record.ok and self.check is not None:
+            self._check()
+        return record
+
+    def _ask_model(self, turn: int) -> Any:
+        """One model call, read field by field; the assistant message joins the conversation.
+
+        Anything the endpoint sends that is not a chat completion (a body that is
+        not JSON, choices that are not a list, message null, content that is not
+        text, tool_calls that are not calls) raises BadModelReply.
+        """
+        import openai
+
+        from ..llm.errors import BadModelReply
+        from ..llm.reply import read_reply
+
+        began = self.clock.now()
+        try:
+            response = self.client.chat.completions.create(
+                model=self.model, messages=self.run_record.messages,
+                tools=self.registry.openai_tools(), tool_choice="auto")
+        except openai.APIError:
+            raise
+        except (ValueError, RecursionError) as exc:  # invalid JSON under a JSON content type, nesting too deep
+            raise BadModelReply(f"回复无法解析（{type(exc).__name__}）") from None
+        except Exception as exc:  # a client object that breaks in its own way (e.g. a student's stand-in)
+            raise BadModelReply(f"调用模型时出错（{type(exc).__name__}: {safe_str(exc, 120)}）") from None
+        reply = read_reply(response, turn)
+        self.run_record.messages.append(redact_value(reply.message()))  # no key kept
+        self.run_record.transcript.append({
+            "kind": "model", "turn": turn, "content": redact_value(reply.content),
+            "tool_calls": [{"id": c["id"], "name": redact_value(c["function"]["name"]),
+                            "arguments": redact(safe_str(c["function"]["arguments"], 2000))}
+                           for c in reply.tool_calls],
+            "finish_reason": reply.finish_reason,
+            "duration_ms": (self.clock.now() - began) * 1000.0,
+        })
+        return reply
+
+    def _finish_with_text(self, reply: Any) -> None:
+        if not (reply.content and reply.content.strip()):
+            raise _EmptyReply(f"finish_reason={reply.finish_reason}")
+        self.run_record.stopped, self.run_record.answer = "answered", redact(reply.content.strip())
+
+    def _run_tools(self, turn: int, tool_calls: Sequence[dict]) -> None:
+        """Run a reply's tool calls (repeats refused) and append one tool message per call, in order."""
+        calls = [parse_tool_call(c) for c in tool_calls]
+        first = len(self.run_record.tool_results) + 1
+        keys = [(c.name, _canonical_arguments(c.arguments)) for c in calls]
+        results: list[ToolResult | None] = [self._repeat_of(key, first + i, call)
+                                            for i, (key, call) in enumerate(zip(keys, calls))]
+        fresh = [i for i, r in enumerate(results) if r is None]
+        ran = run_sync(self.executor.run_tool_calls([tool_calls[i] for i in fresh], self.registry))
+        for i, result in zip(fresh, ran):
+            results[i] = result
+            self.seen[keys[i]] = (first + i, result)
+        for call, result in zip(calls, results):
+            self._append_tool_message(turn, call, result)
+
+    def _repeat_of(self, key: tuple[str, str], index: int, call: Any) -> ToolResult | None:
+        """A refusal when `key` was called before (and did not fail transiently), else None."""
+        earlier = self.seen.get(key)
+        if earlier is None or (earlier[1] is not None and earlier[1].error_type == RETRYABLE):
+            self.seen[key] = (index, None)
+            return None
+        return ToolResult(call.name or "(unknown)", None,
+                          f"重复调用：与第 {earlier[0]} 次调用相同（同一工具、同样参数），结果不会改变，"
+                          "请换参数或直接根据已有结果回答",
+                          error_type=FATAL, error_code=REPEAT_CODE, attempts=0, call_id=call.id,
+                          started_at=self.clock.now(), args_summary=safe_str(call.arguments, 200))
+
+    def _decide(self, result: ToolResult) -> ToolResult:
+        """Run the evaluate plug-in on `result`; its decision is recorded. A failing plug-in
+        turns the result into a PLUGIN_ERROR for the model."""
+        if self.evaluate is None:
+            return result
+        try:
+            decision = self.evaluate(result, self.run_record.question)
+            if not isinstance(decision, dict):
+                raise TypeError(f"evaluate 应返回 dict，实际返回了 {type(decision).__name__}")
+        except Exception as exc:
+            self.run_record.decisions.append({"action": "plugin_error", "tool": result.name,
+                                              "message": safe_str(exc, 200)})
+            return _plugin_failure("evaluate", exc, result)
+        self.run_record.decisions.append({"tool": result.name, **decision})
+        return result
+
+    def _message(self, call_id: str, result: ToolResult) -> tuple[dict, ToolResult]:
+        """The tool message for `result` (the format_message plug-in's, when it gives a usable one)."""
+        if self.format_message is not None:
+            try:
+                message = self.format_message(result.name, call_id, result)
+                if not (isinstance(message, dict) and isinstance(message.get("content"), str)):
+                    raise TypeError(f"format_message 应返回带 content 文本的 dict，实际返回了 {safe_str(message, 80)}")
+                message = {**message, "role": "tool", "tool_call_id": call_id}
+                if self.ctx is not None:
+                    message["content"] = with_task_context(message["content"], self.ctx)
+                return message, result
+            except Exception as exc:
+                result = _plugin_failure("format_message", exc, result)
+        return format_tool_message(result.name, call_id, result, task_context=self.ctx), result
+
+    def _append_tool_message(self, turn: int, call: Any, result: ToolResult) -> None:
+        result = self._decide(result)
+        if self.ctx is not None and result.ok:
+            self.ctx.advance()
+        message, result = self._message(call.id or "", result)
+        self.run_record.messages.append(message)
+        self.run_record.tool_results.append(result)
+        self.run_record.transcript.append({
+            "kind": "tool", "turn": turn, "tool_call_id": call.id, "name": result.name,
+            "arguments": safe_str(call.arguments, 500), "status": result.status,
+            "error_code": result.error_code, "content": message["content"],
+            "duration_ms": result.duration_ms,
+        })
+
+    def _check(self) -> None:
+        record = self.run_record
+        try:
+            record.check = self.check(record.answer, list(record.tool_results))
+        except Exception as exc:
+            record.check = None
+            record.error = f"插件 check 出错：{type(exc).__name__}: {safe_str(exc, 200)}"
+
+
+def _canonical_arguments(arguments: Any) -> str:
+    """The same arguments give the same text, whatever their key order or spacing.
+
+    Arguments nested too deeply to parse (or to dump) are compared as their text.
+    """
+    value = arguments
+    if isinstance(arguments, str):
+        if not arguments.strip():
+            value = {}
+        else:
+            try:
+                value = json.loads(arguments)
+            except (ValueError, RecursionError):
+                return arguments
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return safe_str(arguments, 2000)

@@ -1,0 +1,101 @@
+"""What one run of the agent loop leaves behind: AgentRun, its summary and its readable transcript."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..readback import read_tool_content
+from ..results import ToolResult, redact, safe_str
+from ..task_context import TaskContext, split_task_context
+
+__all__ = ["AgentRun", "Stopped", "REPEAT_CODE", "render_step"]
+
+Stopped = Literal["answered", "max_turns", "error"]
+REPEAT_CODE = "REPEATED_CALL"
+_STOP_WORDS = {"answered": "已回答", "max_turns": "达到轮数上限", "error": "出错"}
+
+
+@dataclass
+class AgentRun:
+    """What one run of the loop leaves behind.
+
+    messages: every message of the conversation (system, user, assistant with its
+    tool_calls, tool), the list the model was sent, for notebooks to show.
+    transcript: one plain dict per step, {"kind": "model" | "tool", "turn", ...,
+    "duration_ms"}, in order. tool_results: one ToolResult per tool_call_id.
+    stopped: "answered", "max_turns" (the loop limit) or "error" (the model
+    endpoint failed or sent a reply that is not a chat completion; `error` says
+    why and `answer` says it in Chinese). decisions: what the `evaluate` plug-in
+    said about each tool result (empty without one). check: the verdict of the
+    `check` plug-in on the answer (None without one, or when it failed: then
+    `error` says why). duration_ms is on the run's clock (simulated time under
+    `use_clock(SimulatedClock())`). Everything shown (summary, repr, str) is
+    redacted: a key the model put in its answer is masked.
+    """
+
+    question: str
+    answer: str
+    stopped: Stopped
+    model: str
+    turns: int = 0
+    messages: list[dict] = field(default_factory=list, repr=False)
+    transcript: list[dict] = field(default_factory=list, repr=False)
+    tool_results: list[ToolResult] = field(default_factory=list, repr=False)
+    task_context: TaskContext | None = field(default=None, repr=False)
+    error: str | None = None
+    duration_ms: float = 0.0
+    decisions: list[dict] = field(default_factory=list, repr=False)
+    check: Any = field(default=None, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        """True when the model gave a final text answer."""
+        return self.stopped == "answered"
+
+    @property
+    def repeated_calls(self) -> int:
+        """How many tool calls the loop refused as repeats."""
+        return sum(1 for r in self.tool_results if r.error_code == REPEAT_CODE)
+
+    def summary(self) -> str:
+        """A few Chinese lines: question, model, turns, tool calls by status, how it ended, the answer."""
+        failed = sum(1 for r in self.tool_results if not r.ok)
+        lines = [
+            f"问题：{self.question}",
+            f"模型：{self.model}；模型调用 {self.turns} 轮，用时 {self.duration_ms:.0f} ms",
+            f"工具调用：{len(self.tool_results)} 次（成功 {len(self.tool_results) - failed}，"
+            f"失败 {failed}，其中重复被拦下 {self.repeated_calls}）",
+            f"结束方式：{_STOP_WORDS.get(self.stopped, self.stopped)}",
+            f"回答：{self.answer}",
+        ]
+        if self.task_context is not None:
+            ctx = self.task_context
+            lines.insert(3, f"任务进度：{ctx.done}/{len(ctx.steps)} 步（{'；'.join(ctx.steps)}）")
+        return redact("\n".join(lines))
+
+    def render_transcript(self, max_chars: int = 200) -> str:
+        """The transcript as readable Chinese lines, each tool result cut to `max_chars`."""
+        return "\n".join(render_step(step, max_chars) for step in self.transcript)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def __repr__(self) -> str:
+        return redact(f"AgentRun(question={self.question!r}, answer={self.answer!r}, stopped={self.stopped!r}, "
+                      f"model={self.model!r}, turns={self.turns}, error={self.error!r}, "
+                      f"duration_ms={self.duration_ms:.1f})")
+
+
+def render_step(step: dict, max_chars: int) -> str:
+    """One transcript step as a Chinese line; a tool step shows the task progress as [任务进度 n/m]."""
+    head = f"[第 {step['turn']} 轮]"
+    ms = f"{step.get('duration_ms', 0.0):.0f} ms"
+    if step["kind"] == "model":
+        calls = "，".join(f"{c['name']}({c['arguments']})" for c in step["tool_calls"])
+        said = f"请求工具 {calls}" if calls else f"回答：{step['content']}"
+        return safe_str(f"{head} 模型（{ms}）：{' '.join(said.split())}", max_chars * 4)
+    context = read_tool_content(step["content"]).context
+    _, content = split_task_context(step["content"])
+    note = f"[任务进度 {context.done}/{len(context.steps)}] " if context is not None else ""
+    text = f"{head} 工具 {step['name']} → {step['status']}（{ms}）：{note}{' '.join(content.split())}"
+    return safe_str(text, max_chars)
