@@ -15,7 +15,7 @@ import random
 import string
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from toolkit import (SimulatedClock, Tool, ToolExecutor, ToolRegistry, format_tool_message, parse_tool_result,
                      redact, safe_str, shrink_json, smart_truncate, use_clock)
@@ -245,6 +245,7 @@ _shapes = st.sampled_from(["{k}", "api_key={k}", "Authorization: Bearer {k}", "t
 @settings(max_examples=400, deadline=None)
 @given(prefix=st.text(max_size=300), suffix=st.text(max_size=300), shape=_shapes,
        budget=st.integers(min_value=40, max_value=600))
+@example(prefix="\x80", suffix="\x80\x80000" + "\x80" * 9, shape="https://u:{k}@h.invalid/", budget=108)
 def test_fuzz_no_key_fragment_survives_cutting_and_redaction(prefix, suffix, shape, budget):
     text = prefix + " " + shape.format(k=KEY if shape == "{k}" else TOKEN) + " " + suffix
     out = parse_tool_result(text, max_tokens=max(budget // 4, 1))

@@ -105,7 +105,7 @@ def _secret_around(text: str, i: int) -> tuple[int, int] | None:
     while start > floor and _TOKEN_CHAR.match(text, start - 1):
         start -= 1
     end = _TOKEN_RUN.match(text, i, min(len(text), i + _RUN_REACH)).end()
-    segment = text[max(start - 40, 0): end]
+    segment = text[max(start - 40, 0): end + 40]  # the label before and the "@host" after count too
     return (start, end) if redact(segment) != segment else None
 
 
