@@ -1,7 +1,7 @@
 """Row 2: parse_tool_result and smart_truncate as the input grows, next to the seed's naive cut.
 
 Records: a list of small dicts (10^2 .. 10^6). Text: ASCII log lines, 1 KB ..
-100 MB. The comparison is the seed 000 approach: serialize everything
+100 MB. The comparison is the original course code's approach: serialize everything
 (json.dumps(..., ensure_ascii=False, indent=2)), then cut to max_tokens * 4
 characters; for text, the seed's head + tail cut. Time is the median of
 interleaved rounds; extra memory is the tracemalloc peak of one separate run
@@ -22,7 +22,7 @@ KEY = "parse"
 TITLE = "parse_tool_result / smart_truncate 随输入增大"
 EN = "parse_tool_result / smart_truncate vs input size"
 
-MAX_TOKENS = 2000  # the textbook's default: about 8000 characters
+MAX_TOKENS = 2000  # the original course code's default: about 8000 characters
 
 
 def make_records(n: int) -> list[dict]:

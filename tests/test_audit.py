@@ -1,4 +1,4 @@
-"""The audit log (seed 003 section 7): one JSON line per tool call, bounded in memory.
+"""The audit log (chapter 07's traceability rule): one JSON line per tool call, bounded in memory.
 
 Each line holds the task id, tool name, argument summary, status, error type,
 source, result summary and duration; no secrets. History keeps the last

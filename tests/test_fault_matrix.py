@@ -38,7 +38,7 @@ TEN_MB = 10 * 1024 * 1024
 
 
 def sales_probe(quantity: int = 1) -> dict:
-    """The healthy tool every fault wraps: the 显示器 line of seed 003 (899 per unit)."""
+    """The healthy tool every fault wraps: the 显示器 line of the sales data (899 per unit)."""
     if not isinstance(quantity, int) or isinstance(quantity, bool):
         raise ValueError(f"quantity 必须是整数，收到 {quantity!r}")
     return {"category": "显示器", "sales": 899 * quantity}
@@ -117,7 +117,7 @@ FAULT_ROWS = [
           "success", None, None),
     Fault("unprintable", "raises an exception whose str() raises", lambda: _raising(UnprintableError()), 1,
           "error", "fatal", "UNKNOWN"),
-    Fault("envelope", "tool's own error envelope (seed 003)", lambda: _returning(ENVELOPE), 1, "error",
+    Fault("envelope", "tool's own error envelope (sales tool)", lambda: _returning(ENVELOPE), 1, "error",
           "fatal", "FILE_NOT_FOUND"),
 ]
 BY_KEY = {f.key: f for f in FAULT_ROWS}

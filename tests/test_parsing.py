@@ -301,7 +301,7 @@ def test_zero_head_or_tail_is_allowed():
     assert (head, omitted, tail) == ("yyyyy", 95, "")
 
 
-def test_seed_call_shape_uses_the_textbook_defaults():
+def test_original_call_shape_uses_the_original_defaults():
     text = "第一段。\n" * 3000
     out = smart_truncate(text)
     head, omitted, tail = _split(out)

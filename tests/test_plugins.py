@@ -94,8 +94,8 @@ def test_a_broken_truncate_is_a_plugin_error_result(sim_clock, truncate, words):
 
 # --- retry ------------------------------------------------------------------------------------------------------
 
-def textbook_retry(tool_fn, *args, max_retries=3, **kwargs):
-    """A student's sync retry in the textbook's shape."""
+def original_shape_retry(tool_fn, *args, max_retries=3, **kwargs):
+    """A student's sync retry in the original course code's shape."""
     error = None
     for _ in range(max_retries + 1):
         try:
@@ -107,7 +107,7 @@ def textbook_retry(tool_fn, *args, max_retries=3, **kwargs):
 
 def test_a_working_sync_retry_replaces_call_tool_with_retry(sim_clock):
     def tagging_retry(tool_fn, *args, max_retries=3, **kwargs):
-        result, error = textbook_retry(tool_fn, *args, max_retries=max_retries, **kwargs)
+        result, error = original_shape_retry(tool_fn, *args, max_retries=max_retries, **kwargs)
         return f"学生版：{result}", error
     flaky = FlakySync(2, value="晴")
     result = run(ToolExecutor(retry=tagging_retry).execute(flaky, "weather", "上海"))
@@ -135,7 +135,7 @@ def test_a_working_async_retry_with_waits_on_the_clock(sim_clock):
 
 def test_a_retry_returning_an_error_keeps_the_tools_error_kind(sim_clock):
     flaky = FlakySync(10)
-    result = run(ToolExecutor(retry=textbook_retry, max_retries=1).execute(flaky, "weather", "上海"))
+    result = run(ToolExecutor(retry=original_shape_retry, max_retries=1).execute(flaky, "weather", "上海"))
     assert result.status == "error" and result.error.startswith("失败：") and result.error_code == "CONNECTION"
     assert flaky.calls == 2
 
@@ -163,7 +163,7 @@ def test_a_retry_that_lets_the_tools_error_escape_is_a_plugin_error(sim_clock):
 def test_a_sync_retry_around_an_async_tool_is_told_to_await(sim_clock, recwarn):
     async def weather(city):
         return city
-    result = run(ToolExecutor(retry=textbook_retry).execute(weather, "weather", "上海"))
+    result = run(ToolExecutor(retry=original_shape_retry).execute(weather, "weather", "上海"))
     assert_plugin_error(result, "retry")
     assert "await" in result.error
     assert not [w for w in recwarn if "never awaited" in str(w.message)]
@@ -173,7 +173,7 @@ def test_plugins_work_through_the_registry_and_a_batch(sim_clock):
     registry = ToolRegistry()
     registry.register(lambda tool_fn: f"参数 {tool_fn}", name="echo",
                       parameters={"type": "object", "properties": {"tool_fn": {"type": "string"}}})
-    executor = ToolExecutor(registry=registry, retry=textbook_retry, parse=lambda raw, n: raw.upper())
+    executor = ToolExecutor(registry=registry, retry=original_shape_retry, parse=lambda raw, n: raw.upper())
     calls = [{"id": f"c{i}", "type": "function", "function": {"name": "echo", "arguments": json.dumps({"tool_fn": f"x{i}"})}}
              for i in range(3)]
     results = run(executor.run_tool_calls(calls))

@@ -25,7 +25,7 @@ def _sdk_status_error(cls: type, status: int, headers: dict | None = None) -> Ex
 
 # --- ToolResult -------------------------------------------------------------------
 
-def test_tool_result_defaults_match_the_textbook_shape():
+def test_tool_result_defaults_match_the_original_shape():
     result = ToolResult("search", "晴，25°C")
     assert (result.name, result.data, result.error, result.duration_ms) == ("search", "晴，25°C", None, 0.0)
     assert result.error_type is None

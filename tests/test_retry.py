@@ -518,7 +518,7 @@ def test_policy_call_reserves_no_keyword_names(sim_clock):
     assert (result, error) == ("7-x", None)
 
 
-def test_textbook_call_shape_still_works(sim_clock):
+def test_original_call_shape_still_works(sim_clock):
     def add(a, b, *, scale=1):
         return (a + b) * scale
     result, error = run(call_tool_with_retry(add, 2, 3, max_retries=3, scale=10))

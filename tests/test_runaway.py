@@ -1,7 +1,7 @@
 """Runaway protection: one question can never turn into hundreds of calls or an endless wait.
 
 Four brakes, each shown with numbers: an overall deadline per call, a circuit
-breaker per tool (fail fast, or the registered fallback tool: seed 000's
+breaker per tool (fail fast, or the registered fallback tool: the original course's
 "服务不可用 -> 降级处理或跳过，换用备用工具"), a run-wide RetryBudget shared by
 all tools, and no automatic retry of a write after a timeout unless the call
 carries an idempotency_key. `pytest -s` prints the numbers.
@@ -94,7 +94,7 @@ def test_circuit_breaker_fails_fast_after_k_failures_then_recovers_after_cooldow
 
 
 def test_open_circuit_goes_to_the_registered_fallback_tool() -> None:
-    """Seed 000: 服务不可用 -> 降级处理或跳过，换用备用工具."""
+    """The original course: 服务不可用 -> 降级处理或跳过，换用备用工具."""
     primary = _always("unavailable")
     registry = ToolRegistry([Tool("weather", primary, "查天气", CITY, fallback="backup_weather"),
                              Tool("backup_weather", backup_weather, "备用天气源", CITY)])

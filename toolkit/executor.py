@@ -1,6 +1,6 @@
 """Running tools: the registry, the ToolExecutor, circuit breakers, history and the audit log.
 
-`ToolExecutor.execute(tool_fn, name, *args)` is the textbook's executor with its
+`ToolExecutor.execute(tool_fn, name, *args)` is the original course code's executor with its
 bugs fixed: only retryable errors are retried, waits have jitter, `data` is
 always what the model will see (a JSON-serializable value within
 `result_max_chars`), and the full output stays in `artifact`.
@@ -582,7 +582,7 @@ def _args_summary(args: tuple, kwargs: dict) -> str:
 
 
 def _payload(data: Any) -> Any:
-    """The part worth summarizing: a seed-003 envelope's "data" when it has one."""
+    """The part worth summarizing: a course tool envelope's "data" when it has one."""
     if isinstance(data, dict) and data.get("data") not in (None, "", [], {}) and "status" in data:
         return data["data"]
     return data

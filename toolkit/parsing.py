@@ -1,6 +1,6 @@
 """Turning raw tool output into what the model reads: parse_tool_result, smart_truncate, shrink_json.
 
-The five strategies of the textbook (pass-through, JSON, head+tail summary,
+The five strategies of the original course (pass-through, JSON, head+tail summary,
 error conversion, Markdown table) plus preprocessing by tool kind (query /
 read / write). Two rules hold everywhere:
 
@@ -34,7 +34,7 @@ __all__ = [
 
 ToolKind = Literal["query", "read", "write"]
 
-CHARS_PER_TOKEN = 4          # the textbook's rough rule, for ASCII text
+CHARS_PER_TOKEN = 4          # the original course's rough rule, for ASCII text
 MAX_DEPTH = 20               # deeper nesting is shown as a note
 JSON_TEXT_PARSE_LIMIT = 20_000_000  # longer "JSON-looking" text is cut as text
 STATS_ROWS = 10_000          # query statistics look at most this many rows

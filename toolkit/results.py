@@ -379,9 +379,9 @@ def classify_error(exc: BaseException) -> ErrorInfo:
 def error_from_envelope(value: Any) -> ErrorInfo | None:
     """Recognise a tool that reports failure in its return value.
 
-    Seed 003's tools return {"status": "error", "error": {"code", "message"}}.
+    The course's tools return {"status": "error", "error": {"code", "message"}}.
     Such a value is a fatal error (the tool ran and decided) unless it says
-    "retryable": true. {"error": None} is NOT an error (seed 000's parser got
+    "retryable": true. {"error": None} is NOT an error (the original course's parser got
     this wrong). Returns None for anything that is not an error envelope.
     """
     if not isinstance(value, dict):

@@ -215,7 +215,7 @@ class Attempt:
 
 
 class RetryOutcome(tuple[Any, "str | None"]):
-    """`(result, error)` as in the textbook, plus the record of what happened. Frozen.
+    """`(result, error)` as in the original course code, plus the record of what happened. Frozen.
 
     Unpacks and compares as the pair `(result, error)`; also has `.attempts`
     (a tuple of Attempt), `.info` (ErrorInfo of the last failure, or None),

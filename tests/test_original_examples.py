@@ -1,4 +1,4 @@
-"""The textbook's (seed 000) own examples and call shapes run unchanged on the toolkit, and its bugs stay fixed."""
+"""The original course code's own examples and call shapes run unchanged on the toolkit, and its bugs stay fixed."""
 from __future__ import annotations
 
 import asyncio
@@ -19,7 +19,7 @@ def test_seed_usage_example_takes_500_simulated_ms_and_no_real_time(sim_clock, m
     # The seed's tool sleeps with asyncio.sleep itself: route that to the simulated clock.
     monkeypatch.setattr(asyncio, "sleep", sim_clock.sleep)
 
-    # --- the textbook's example, unchanged (inside a coroutine instead of top-level await) ---
+    # --- the original course code's example, unchanged (inside a coroutine instead of top-level await) ---
     async def mock_search(query):
         await asyncio.sleep(0.5)          # 模拟网络延迟
         return f"搜索结果: {query} 相关内容"
@@ -33,7 +33,7 @@ def test_seed_usage_example_takes_500_simulated_ms_and_no_real_time(sim_clock, m
         print(f"耗时: {result.duration_ms:.0f}ms")
         print(f"摘要: {executor.get_summary()}")
         return executor, result
-    # --- end of the textbook's example ---
+    # --- end of the original course code's example ---
 
     out = io.StringIO()
     started = time.perf_counter()
