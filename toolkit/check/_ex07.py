@@ -1,0 +1,91 @@
+"""Exercise 07: check_sales_answer — does the model's answer say what the tool computed?"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ._core import Check, Exercise, Fail
+from .samples import sales_results
+
+
+def _verdict(fn: Callable, answer: str, case: str) -> dict:
+    out = fn(answer, [sales_results()[case]])
+    if not isinstance(out, dict) or not isinstance(out.get("ok"), bool) or not isinstance(out.get("problems"), list):
+        raise Fail(f"应返回 {{'ok': bool, 'problems': [...]}}，得到 {str(out)[:80]}")
+    if out["ok"] and out["problems"]:
+        raise Fail(f"ok 为 True 时 problems 应为空，得到 {out['problems']}")
+    if not out["ok"] and not out["problems"]:
+        raise Fail("不通过时 problems 里要写出原因（中文），现在是空的")
+    return out
+
+
+def _passes(fn: Callable, answer: str, case: str = "ok") -> None:
+    out = _verdict(fn, answer, case)
+    if not out["ok"]:
+        raise Fail(f"这个回答是对的，却没通过：{answer!r}；你的 problems：{out['problems']}")
+
+
+def _fails(fn: Callable, answer: str, case: str, why: str) -> None:
+    out = _verdict(fn, answer, case)
+    if out["ok"]:
+        raise Fail(f"{why}，却通过了：{answer!r}")
+
+
+def check_correct(fn: Callable) -> None:
+    _passes(fn, "销售额最高的类别是显示器，销售额 4495；总销售额 9692。")
+
+
+def check_offline_style(fn: Callable) -> None:
+    _passes(fn, "【离线模型】根据工具 analyze_sales_csv 的计算结果：销售额最高的类别是显示器，销售额 4495；"
+                "总销售额 9692（共 5 行数据）。各类别销售额从高到低：显示器 4495 > 键盘 2985 > 鼠标 2212。")
+
+
+def check_separator(fn: Callable) -> None:
+    _passes(fn, "总销售额 9,692，其中显示器最高（4,495）。")
+
+
+def check_made_up(fn: Callable) -> None:
+    _fails(fn, "显示器销售额最高（4495），总销售额 9692，比上个月多 1234。", "ok", "1234 不在工具结果里（编造的数字）")
+
+
+def check_missing_total(fn: Callable) -> None:
+    _fails(fn, "显示器的销售额最高，为 4495。", "ok", "回答没有给出总销售额 9692")
+
+
+def check_missing_top(fn: Callable) -> None:
+    _fails(fn, "总销售额 9692，键盘卖得不错。", "ok", "回答没有说出销售额最高的类别（显示器）")
+
+
+def check_failure_admitted(fn: Callable) -> None:
+    _passes(fn, "分析失败：找不到销售数据文件 sales_2023.csv，所以无法给出销售额。", "missing")
+
+
+def check_failure_hidden(fn: Callable) -> None:
+    _fails(fn, "显示器销售额最高，总销售额 9692。", "missing", "工具失败了（FILE_NOT_FOUND），回答却给出了数字")
+
+
+def check_failure_unsaid(fn: Callable) -> None:
+    _fails(fn, "我看了一下，暂时没有销售数据，你可以稍后再来问。", "missing", "工具失败了，回答没有说明失败")
+
+
+def check_error_numbers(fn: Callable) -> None:
+    _passes(fn, "数据有误：sales.csv 第 4 行的 quantity 是“abc”，不是整数，无法计算总销售额。", "invalid")
+
+
+EXERCISE = Exercise("07", "07_sales_agent", "销售数据 Agent：验收模型的回答", "check_sales_answer", (
+    Check("correct_answer_passes", "正确的回答（显示器 4495，总销售额 9692）通过", "数字都来自工具结果，也说了类别和总额",
+          check_correct),
+    Check("offline_model_answer_passes", "离线模型那样带排名和行数的回答通过", "工具结果里的所有数字（包括各类别、行数）都算有依据",
+          check_offline_style),
+    Check("thousands_separator_ok", "「9,692」这样带千分位的数字也认", "比较前去掉数字里的逗号", check_separator),
+    Check("made_up_number_fails", "编造的数字（1234）不通过", "回答里每个数字都要在工具结果里找得到", check_made_up),
+    Check("missing_total_fails", "没说总销售额的回答不通过", "工具成功时回答必须提到 total_sales", check_missing_total),
+    Check("missing_top_category_fails", "没说最高类别的回答不通过", "工具成功时回答必须提到 highest_category",
+          check_missing_top),
+    Check("failure_admitted_passes", "工具失败时如实说明的回答通过", "失败时只要求说明失败、不编数字", check_failure_admitted),
+    Check("failure_with_numbers_fails", "工具失败了回答却给出销售数字：不通过", "失败时回答里的数字只能来自错误信息",
+          check_failure_hidden),
+    Check("failure_unsaid_fails", "工具失败了回答却没说失败：不通过", "失败时回答要含「失败」「无法」「错误」「找不到」之类的词",
+          check_failure_unsaid),
+    Check("error_numbers_allowed", "错误信息里的数字（第 4 行）可以出现在回答里", "失败时，错误信息里的数字算有依据",
+          check_error_numbers),
+))

@@ -1,0 +1,107 @@
+"""Make exercises/ from solutions/: one source for both (nbgrader's markers).
+
+    python -m toolkit.check.build            # write exercises/NN_*.ipynb from solutions/NN_*.ipynb
+    python -m toolkit.check.build --check    # exit 1 if the committed exercises differ from what it makes
+
+In a solution notebook, code between the lines `### BEGIN SOLUTION` and
+`### END SOLUTION` is replaced in the exercise by `raise NotImplementedError`
+at the same indentation. Cells tagged "solution" (the answer's notes, the
+banner) are left out. Every output and execution count is cleared and cell
+metadata keeps only its tags; hint cells and everything else stay as they are.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[2]
+BEGIN = re.compile(r"^(\s*)### BEGIN SOLUTION\s*$")
+END = re.compile(r"^\s*### END SOLUTION\s*$")
+STUB = ["{indent}# 在这里写你的代码（YOUR CODE HERE）", '{indent}raise NotImplementedError("还没有实现")']
+SOLUTION_TAG = "solution"
+
+
+def strip_solution(source: str) -> str:
+    """The source with every BEGIN/END SOLUTION region replaced by a stub; ValueError if unbalanced."""
+    out: list[str] = []
+    inside = False
+    for number, line in enumerate(source.splitlines(), 1):
+        begin = BEGIN.match(line)
+        if begin:
+            if inside:
+                raise ValueError(f"line {number}: BEGIN SOLUTION inside another solution region")
+            inside = True
+            out += [s.format(indent=begin.group(1)) for s in STUB]
+        elif END.match(line):
+            if not inside:
+                raise ValueError(f"line {number}: END SOLUTION without BEGIN SOLUTION")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise ValueError("BEGIN SOLUTION without END SOLUTION")
+    return "\n".join(out)
+
+
+def make_exercise(solution: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The exercise notebook for a solution notebook (a new object; the input is not changed)."""
+    nb = nbformat.from_dict(solution)
+    cells = []
+    for cell in nb.cells:
+        tags = list(cell.get("metadata", {}).get("tags", []))
+        if SOLUTION_TAG in tags:
+            continue
+        cell.metadata = nbformat.from_dict({"tags": tags} if tags else {})
+        if cell.cell_type == "code":
+            cell.source = strip_solution(cell.source)
+            cell.outputs = []
+            cell.execution_count = None
+        cells.append(cell)
+    nb.cells = cells
+    return nb
+
+
+def exercise_text(solution_path: Path) -> str:
+    """The exercise notebook's file content for the solution at `solution_path`."""
+    nb = nbformat.read(solution_path, as_version=4)
+    return nbformat.writes(make_exercise(nb)) + "\n"
+
+
+def build(solutions: Path, exercises: Path, check_only: bool = False) -> list[str]:
+    """Write (or with check_only, compare) every exercise; returns the names that differ(ed)."""
+    changed = []
+    for path in sorted(solutions.glob("[0-9][0-9]_*.ipynb")):
+        target = exercises / path.name
+        text = exercise_text(path)
+        current = target.read_text(encoding="utf-8") if target.exists() else None
+        if current != text:
+            changed.append(path.name)
+            if not check_only:
+                target.write_text(text, encoding="utf-8")
+    return changed
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m toolkit.check.build",
+                                     description="由 solutions/ 生成 exercises/（去掉参考答案，清空输出）。")
+    parser.add_argument("--check", action="store_true", help="只比较，不写文件；有差异时退出码 1")
+    parser.add_argument("--solutions", type=Path, default=ROOT / "solutions")
+    parser.add_argument("--exercises", type=Path, default=ROOT / "exercises")
+    args = parser.parse_args(argv)
+    changed = build(args.solutions, args.exercises, check_only=args.check)
+    if args.check:
+        for name in changed:
+            print(f"exercises/{name} 与 solutions/{name} 生成的结果不一致：运行 python -m toolkit.check.build")
+        return 1 if changed else 0
+    for name in changed:
+        print(f"已生成 exercises/{name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

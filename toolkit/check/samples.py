@@ -1,0 +1,53 @@
+"""Cases the exercises show and check: real tool results, made the same way every time."""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..results import ToolResult
+from ._core import simulate
+
+__all__ = ["sales_results"]
+
+_CACHE: dict[str, ToolResult] = {}
+
+
+def sales_results() -> dict[str, ToolResult]:
+    """analyze_sales_csv run through a ToolExecutor, three ways (made once, then cached).
+
+    "ok": sales.csv (显示器 4495, total 9692); "missing": FILE_NOT_FOUND;
+    "invalid": INVALID_SALES_CSV (line 4 has quantity "abc").
+    """
+    if _CACHE:
+        return dict(_CACHE)
+    from ..executor import ToolExecutor
+    from ..tools import default_registry
+    from ..tools._files import DATA_DIR_ENV
+
+    def call(path: str, call_id: str) -> ToolResult:
+        executor = ToolExecutor(registry=default_registry())
+        call = {"id": call_id, "type": "function",
+                "function": {"name": "analyze_sales_csv", "arguments": f'{{"path": "{path}"}}'}}
+
+        async def go(clock: Any) -> ToolResult:
+            return await executor.run_tool_call(call)
+        return simulate(go)[0]
+
+    _CACHE["ok"] = call("sales.csv", "call_ok")
+    _CACHE["missing"] = call("sales_2023.csv", "call_missing")
+    faults = Path(__file__).resolve().parents[2] / "data" / "faults" / "sales" / "quantity_abc.csv"
+    old = os.environ.get(DATA_DIR_ENV)
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copy(faults, Path(tmp) / "sales.csv")
+        os.environ[DATA_DIR_ENV] = tmp
+        try:
+            _CACHE["invalid"] = call("sales.csv", "call_invalid")
+        finally:
+            if old is None:
+                os.environ.pop(DATA_DIR_ENV, None)
+            else:
+                os.environ[DATA_DIR_ENV] = old
+    return dict(_CACHE)
