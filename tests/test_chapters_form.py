@@ -51,3 +51,9 @@ def test_a_notebook_has_its_kernelspec_and_mostly_chinese_prose(path):
     text = _markdown(path)
     chinese = len(re.findall(r"[\u4e00-\u9fff]", text))
     assert chinese / max(len(re.findall(r"[A-Za-z\u4e00-\u9fff]", text)), 1) > 0.3
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_no_timestamps_are_stored_in_cell_metadata(path):
+    """Timing metadata would change on every re-execution: diffs full of noise, nothing learned."""
+    assert not any("execution" in c.get("metadata", {}) for c in _cells(path))
