@@ -27,7 +27,7 @@ def test_the_readme_snippet_prints_what_the_readme_shows():
 def test_quick_start_is_two_commands_that_open_chapter_00_with_the_whole_project():
     quick = README.split("## Quick start", 1)[1].split("## ", 1)[0]
     commands = [line for line in _blocks("bash")[0].splitlines() if line.strip()]
-    assert commands == ["python -m pip install -r requirements.txt && jupyter lab notebooks/00_overview.ipynb",
+    assert commands == ["python -m pip install -r requirements.txt && jupyter lab --ServerApp.root_dir=. notebooks/00_overview.ipynb",
                         "python -m pytest"]
     assert "fonts-noto-cjk" in quick and "--allow-root" in quick
 
