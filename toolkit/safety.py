@@ -22,6 +22,7 @@ the model, decides which tools run with which permissions; and risky actions
 """
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import Any, Iterator
@@ -163,6 +164,12 @@ def _masked(value: Any, depth: int) -> Any:
     return _MASK
 
 
+@functools.lru_cache(maxsize=4096)
+def _secret_field(name: str) -> bool:
+    """Does this field name say its value is a secret? (Field names repeat: the answer is cached.)"""
+    return SECRET_FIELD.match(name) is not None
+
+
 def redact_value(value: Any, depth: int = 0) -> Any:
     """A copy of a JSON-like `value` with its secrets masked.
 
@@ -183,7 +190,7 @@ def redact_value(value: Any, depth: int = 0) -> Any:
     if isinstance(value, dict):
         items = []
         for k, v in value.items():
-            secret = isinstance(k, str) and SECRET_FIELD.match(k) is not None and v not in (None, "")
+            secret = isinstance(k, str) and _secret_field(k) and v is not None and v != ""
             items.append((redact(k) if isinstance(k, str) else k,
                           _masked(v, depth + 1) if secret else redact_value(v, depth + 1)))
         if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items())):
