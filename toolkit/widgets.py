@@ -161,6 +161,24 @@ class _Panel:
             self.state.update(running=False, error=None, generation=self._generation)
 
 
+class _RunPanel(_Panel):
+    """A panel with Run and Reset: its text is the last run's one-line summary."""
+
+    last_summary = ""
+
+    def _clear(self) -> None:
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        """Forget the last run (history, figures, summary); a run still in flight is dropped."""
+        self._invalidate()
+        with self._lock:
+            self._clear()
+
+    def _text(self) -> str:
+        return f"{self.title}：{self.last_summary}" if self.last_summary else f"{self.title}（尚未运行）"
+
+
 def _button(description: str, icon: str, handler: Callable[[], Any], style: str = "") -> W.Button:
     button = W.Button(description=description, icon=icon, button_style=style)
     button.on_click(lambda _: handler())
@@ -243,7 +261,7 @@ def summarize_batch(batch: dict) -> str:
     return text
 
 
-class FailurePanel(_Panel):
+class FailurePanel(_RunPanel):
     """Fault rates, latency, calls, concurrency, retries, jitter, budget, breaker, seed; Run and Reset.
 
     After `run()`: `executor` (its call_history and get_summary()), `results`,
@@ -356,16 +374,6 @@ class FailurePanel(_Panel):
         self.stats_image.value = b""
         self.summary.value = "尚未运行：调好参数后按“运行”。"
 
-    def reset(self) -> None:
-        """Forget the last run (history, figures, summary); a run still in flight is dropped."""
-        self._invalidate()
-        with self._lock:
-            self._clear()
-
-    def _text(self) -> str:
-        if not self.last_summary:
-            return f"{self.title}（尚未运行）"
-        return f"{self.title}：{self.last_summary}"
 
 
 # --- the agent panel ------------------------------------------------------------------------------
@@ -481,7 +489,7 @@ def verdict_for(run: Any) -> Any:
     return check_answer(run.answer, first, *more, question=run.question)
 
 
-class AgentPanel(_Panel):
+class AgentPanel(_RunPanel):
     """A question, a fault in the sales tool, a model misbehaviour; Run shows transcript and verdict.
 
     After `run()`: `run_record` (the AgentRun), `rows` (transcript_rows), `verdict`
@@ -571,14 +579,6 @@ class AgentPanel(_Panel):
         self.transcript.value = ""
         self.verdict_html.value = ""
 
-    def reset(self) -> None:
-        """Forget the last run; a run still in flight is dropped."""
-        self._invalidate()
-        with self._lock:
-            self._clear()
-
-    def _text(self) -> str:
-        return f"{self.title}：{self.last_summary}" if self.last_summary else f"{self.title}（尚未运行）"
 
 
 # --- the budget playground --------------------------------------------------------------------------
