@@ -74,12 +74,12 @@ def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = 
         raise TypeError(f"evaluate_tool_result expects a ToolResult, got {type(result).__name__}; "
                         "wrap raw values with ToolResult(name, data)")
     query = safe_str(user_query, 100)
-    if result.error_type == "partial":
+    if result.status == "partial":
         return {"action": "present_partial", "message": "部分成功：先展示已拿到的结果",
                 "missing": result.missing or result.error,
                 "suggestion": "向用户说明缺失的部分；需要时只为缺失部分再调用一次工具",
                 "data": result.data}
-    if result.error is not None:
+    if result.status == "error":
         code = result.error_code or ""
         if result.error_type == "retryable":
             tried = f"已自动尝试 {result.attempts} 次；" if result.attempts > 1 else ""

@@ -483,9 +483,9 @@ def _parse(result: Any, budget: int, kind: ToolKind | None, style: str) -> str:
         info = classify_error(result)
         return _cut(_error_text(info.code, info.message, info.error_type), budget)
     if isinstance(result, ToolResult):
-        if result.error is not None and result.error_type != "partial":
+        if result.status == "error":
             return _cut(_error_text(result.error_code, safe_str(result.error), result.error_type), budget)
-        if result.error_type != "partial":
+        if result.status == "success":
             return _parse(result.data, budget, kind, style)
         return _with_missing(result.missing or result.error, result.data, budget, kind, style)
     if isinstance(result, PartialResult):
