@@ -178,6 +178,16 @@ class _RunPanel(_Panel):
     def _text(self) -> str:
         return f"{self.title}：{self.last_summary}" if self.last_summary else f"{self.title}（尚未运行）"
 
+    def run(self) -> str:
+        raise NotImplementedError
+
+    def _clicked_run(self) -> None:
+        """The Run button: an error is already shown in the panel and kept in state["error"]."""
+        try:
+            self.run()
+        except Exception:
+            pass
+
 
 def _button(description: str, icon: str, handler: Callable[[], Any], style: str = "") -> W.Button:
     button = W.Button(description=description, icon=icon, button_style=style)
@@ -354,12 +364,6 @@ class FailurePanel(_RunPanel):
             self.state["leftover_tasks"] = batch["leftover_tasks"]
         self._commit(generation, apply)
         return text
-
-    def _clicked_run(self) -> None:
-        try:
-            self.run()
-        except Exception:
-            pass  # already shown in the panel and kept in state["error"]
 
     def _clear(self) -> None:
         self.settings_used: dict | None = None
@@ -563,12 +567,6 @@ class AgentPanel(_RunPanel):
             self.verdict_html.value = answer + check
         self._commit(generation, apply)
         return text
-
-    def _clicked_run(self) -> None:
-        try:
-            self.run()
-        except Exception:
-            pass  # shown in the panel, kept in state["error"]
 
     def _clear(self) -> None:
         self.run_record = None
