@@ -539,3 +539,83 @@ def test_call_stats_draws_durations_equal_up_to_float_rounding():
     results = [ToolResult("t", "ok", duration_ms=100.0 - (i % 2) * 3e-14) for i in range(40)]
     fig = viz.call_stats(results)
     assert fig.axes
+
+
+# --- LiveCharts: the failure panel's figures, redrawn in place ------------------------------------
+
+def paths(fig, gid: str) -> int:
+    return sum(len(c.get_paths()) for ax in fig.axes for c in ax.collections if c.get_gid() == gid)
+
+
+def heights(fig, gid: str) -> float:
+    """Total bar length in a live chart's PolyCollection: its rectangles' widths (barh) or heights (bar)."""
+    total = 0.0
+    for ax in fig.axes:
+        for c in ax.collections:
+            if c.get_gid() == gid:
+                for path in c.get_paths():
+                    xs, ys = path.vertices[:, 0], path.vertices[:, 1]
+                    total += (xs.max() - xs.min()) if gid.startswith(("status-", "errors-")) else ys.max() - ys.min()
+    return total
+
+
+def test_live_charts_draw_every_attempt_call_status_and_failed_attempt(batch):
+    live = viz.LiveCharts()
+    png = live.draw(batch)
+    assert set(png) == {"timeline", "stats"} and all(b.startswith(b"\x89PNG") for b in png.values())
+    timeline, stats = live.figures["timeline"], live.figures["stats"]
+    history = list(batch.call_history)
+    assert sum(paths(timeline, f"attempts-{k}") for k in viz.OUTCOME_COLORS) == sum(r.attempts for r in history)
+    for outcome in viz.OUTCOME_COLORS:
+        expected = sum(1 for r in history for a in r.trace if viz.attempt_outcome(a) == outcome)
+        assert paths(timeline, f"attempts-{outcome}") == expected, outcome
+    assert paths(timeline, "waits") + paths(timeline, "retry-after-waits") == sum(r.retries for r in history)
+    statuses = Counter(r.status for r in history)
+    for status in ("success", "partial", "error"):
+        assert heights(stats, f"status-{status}") == statuses[status], status
+    failed_attempts = sum(1 for r in history for a in r.trace if viz.attempt_outcome(a) != "ok")
+    assert sum(heights(stats, f"errors-{k}") for k in ("retryable", "timeout", "fatal", "partial")) == failed_attempts
+    assert heights(stats, "retries") == len(history)  # one bar per retry count, together every call
+    assert f"{len(history)} 次调用" in stats._suptitle.get_text()
+    assert not any(ax.get_legend() for fig in live.figures.values() for ax in fig.axes)  # the key is the panel's
+
+
+def test_live_charts_reused_give_the_same_bytes_as_new_ones(batch, guarded):
+    """Whatever was drawn before (another shape, wait labels, a breaker row), a redraw leaves nothing of it."""
+    live = viz.LiveCharts()
+    for source in (guarded, batch, guarded):
+        live.draw(source)
+    assert live.draw(batch) == viz.LiveCharts().draw(batch)
+    assert live.draw(guarded) == viz.LiveCharts().draw(guarded)
+    assert len(live.figures["stats"].axes) == 6  # the breaker and budget row came back with the guarded run
+
+
+def test_live_timeline_labels_waits_for_a_few_calls_only(three_attempts, batch):
+    class One:  # an executor-like record with one call
+        call_history = [three_attempts]
+
+        def get_summary(self):
+            return {"per_tool": {"weather": {"calls": 1, "success": 1, "partial": 0, "failed": 0, "retries": 2}}}
+    live = viz.LiveCharts()
+    live.draw(One())
+    labels = [t.get_text() for t in live.figures["timeline"].axes[0].texts if t.get_gid() == "wait-label"]
+    assert len(labels) == 2 and any("Retry-After" in t for t in labels)
+    live.draw(batch)  # 50 rows: no wait labels, and none left over from the first draw
+    assert [t for t in live.figures["timeline"].axes[0].texts if t.get_gid() == "wait-label"] == []
+
+
+def test_live_charts_render_with_the_shipped_font_and_no_missing_glyph(guarded, shipped_font):
+    live = viz.LiveCharts()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        live.draw(guarded)
+    for fig in live.figures.values():
+        assert font_manager.findfont(fig.axes[0].title.get_fontproperties()) == str(viz.SHIPPED_FONT)
+
+
+def test_live_charts_of_an_unused_executor_say_there_are_no_calls():
+    live = viz.LiveCharts()
+    png = live.draw(ToolExecutor())
+    assert png["timeline"].startswith(b"\x89PNG")
+    assert "还没有调用记录" in live.figures["timeline"].axes[0].get_title()
+    assert "还没有调用记录" in live.figures["stats"]._suptitle.get_text()

@@ -199,7 +199,7 @@ def test_an_error_while_drawing_is_shown_and_the_old_picture_stays(monkeypatch):
 
     def broken(*args, **kwargs):
         raise RuntimeError("画图坏了")
-    monkeypatch.setattr(viz, "retry_timeline", broken)
+    monkeypatch.setattr(viz.LiveCharts, "draw", broken)
     panel.run_button.click()  # the button never raises into the kernel
     assert "画图坏了" in panel.state["error"] and "运行出错" in panel.summary.value
     assert panel.png["timeline"] == png and panel.last_summary == summary and not panel.state["running"]

@@ -37,13 +37,14 @@ import matplotlib
 from matplotlib import font_manager
 from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from .retry import Attempt, Backoff, RetryOutcome
 from .results import ToolResult
 
 __all__ = [
     "retry_timeline", "backoff_strategies", "thundering_herd", "herd_peaks", "herd_arrivals",
-    "call_stats", "breaker_windows", "budget_tokens", "budget_curve", "truncation_map", "truncation_parts",
+    "call_stats", "LiveCharts", "breaker_windows", "budget_tokens", "budget_curve", "truncation_map", "truncation_parts",
     "sample_records", "attempt_outcome", "setup_fonts", "font_family", "ChartFigure",
     "OUTCOME_COLORS", "OUTCOME_LABELS", "JITTER_LABELS", "SHIPPED_FONT", "SHIPPED_FAMILY",
 ]
@@ -92,9 +93,10 @@ def font_family() -> str:
 
 
 def _font_chain() -> list[str]:
-    family = _font["family"] or SHIPPED_FAMILY
-    chain = [family] if family == SHIPPED_FAMILY else [family, SHIPPED_FAMILY]
-    return chain + ["DejaVu Sans"]  # matplotlib falls back glyph by glyph along this list
+    # matplotlib falls back glyph by glyph along this list; every family in it is looked up for every
+    # text drawn, so it stays short: the CJK family (a system one covers more than the shipped subset),
+    # then DejaVu Sans for symbols a CJK font may lack
+    return [_font["family"] or SHIPPED_FAMILY, "DejaVu Sans"]
 
 
 def _rc() -> dict[str, Any]:
@@ -243,6 +245,58 @@ def _rows(calls: Any) -> list[_Row]:
     return rows
 
 
+class _TimelineGeometry:
+    """Where everything in a retry timeline goes, in data coordinates (seconds from the batch's first
+    attempt, one row per call): shared by retry_timeline and the live panel's LiveCharts."""
+
+    def __init__(self, rows: list[_Row], deadline: float | None = None) -> None:
+        starts = [a.start for r in rows for a in r.attempts] + [r.start for r in rows]
+        ends = [a.end + a.wait_after for r in rows for a in r.attempts] + [r.start for r in rows]
+        self.rows = rows
+        self.t0 = t0 = min(starts)
+        self.span = max(max(ends) - t0, deadline or 0.0, 1e-3)
+        min_width = self.span * 0.004  # an instant attempt (a sync tool on the simulated clock) stays visible
+        self.boxes: dict[str, list] = {key: [] for key in OUTCOME_COLORS}
+        self.wait_lines: list = []
+        self.retry_after_lines: list = []
+        self.hint_marks: list = []
+        self.wait_labels: list[tuple[float, int, str, bool]] = []  # (x, row, text, after a 429)
+        self.skipped: list[int] = []
+        self.attempt_count = 0
+        for y, row in enumerate(rows):
+            for a in row.attempts:
+                x0 = a.start - t0
+                x1 = x0 + max(a.end - a.start, min_width)
+                self.boxes[attempt_outcome(a)].append([(x0, y - 0.3), (x1, y - 0.3), (x1, y + 0.3), (x0, y + 0.3)])
+                self.attempt_count += 1
+                if a.wait_after > 0:
+                    w0, w1 = a.end - t0, a.end - t0 + a.wait_after
+                    hint = getattr(a, "retry_after", None)  # the server's own number, where the trace keeps it
+                    limited = a.code == "RATE_LIMITED" or hint is not None
+                    (self.retry_after_lines if limited else self.wait_lines).append([(w0, y), (w1, y)])
+                    if hint is not None:
+                        self.hint_marks.append([(w0 + hint, y - 0.35), (w0 + hint, y + 0.35)])
+                    self.wait_labels.append(((w0 + w1) / 2, y, _fmt_seconds(a.wait_after), limited))
+            if not row.attempts:
+                self.skipped.append(y)
+
+    def skipped_xy(self) -> tuple[list[float], list[int]]:
+        return [self.rows[y].start - self.t0 for y in self.skipped], list(self.skipped)
+
+
+def _label_waits(ax: Any, geo: _TimelineGeometry) -> list:
+    """Each wait's length over its gap, and each call that never ran its code; returns the Text artists."""
+    texts = []
+    for x, y, text, limited in geo.wait_labels:
+        texts.append(ax.text(x, y - 0.08, text + (" Retry-After" if limited else ""), ha="center", va="bottom",
+                             fontsize=7, color=RETRY_AFTER_COLOR if limited else WAIT_COLOR, gid="wait-label"))
+    for y in geo.skipped:
+        row = geo.rows[y]
+        texts.append(ax.text(row.start - geo.t0, y, f" {row.note}", va="center", fontsize=7, color="#555555",
+                             gid="not-run-label"))
+    return texts
+
+
 def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | None = None) -> Figure:
     """One row per call, one bar per attempt coloured by outcome, waits drawn as labelled gaps.
 
@@ -266,70 +320,39 @@ def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | No
     heading = title or "重试时间线"
     if not rows:
         return _empty("还没有调用记录", heading)
-    starts = [a.start for r in rows for a in r.attempts] + [r.start for r in rows]
-    ends = [a.end + a.wait_after for r in rows for a in r.attempts] + [r.start for r in rows]
-    t0 = min(starts)
-    span = max(max(ends) - t0, deadline or 0.0, 1e-3)
-    min_width = span * 0.004  # an instant attempt (a sync tool on the simulated clock) stays visible
+    geo = _TimelineGeometry(rows, deadline)
     n = len(rows)
-    label_waits = n <= 20
     with matplotlib.rc_context(_rc()):
         fig = _figure(min(1.3 + 0.28 * n, 9.0))
         ax = fig.add_subplot()
-        boxes: dict[str, list] = {key: [] for key in OUTCOME_COLORS}
-        wait_lines: list = []
-        retry_after_lines: list = []
-        skipped = []
-        hint_marks: list = []
-        attempt_count = 0
-        for y, row in enumerate(rows):
-            for a in row.attempts:
-                x0 = a.start - t0
-                x1 = x0 + max(a.end - a.start, min_width)
-                boxes[attempt_outcome(a)].append([(x0, y - 0.3), (x1, y - 0.3), (x1, y + 0.3), (x0, y + 0.3)])
-                attempt_count += 1
-                if a.wait_after > 0:
-                    w0, w1 = a.end - t0, a.end - t0 + a.wait_after
-                    hint = getattr(a, "retry_after", None)  # the server's own number, where the trace keeps it
-                    limited = a.code == "RATE_LIMITED" or hint is not None
-                    (retry_after_lines if limited else wait_lines).append([(w0, y), (w1, y)])
-                    if hint is not None:
-                        hint_marks.append([(w0 + hint, y - 0.35), (w0 + hint, y + 0.35)])
-                    if label_waits:
-                        text = _fmt_seconds(a.wait_after) + (" Retry-After" if limited else "")
-                        ax.text((w0 + w1) / 2, y - 0.08, text, ha="center", va="bottom", fontsize=7,
-                                color=RETRY_AFTER_COLOR if limited else WAIT_COLOR, gid="wait-label")
-            if not row.attempts:
-                skipped.append(y)
-                if label_waits:
-                    ax.text(row.start - t0, y, f" {row.note}", va="center", fontsize=7, color="#555555",
-                            gid="not-run-label")
-        for key, polys in boxes.items():
+        if n <= 20:
+            _label_waits(ax, geo)
+        for key, polys in geo.boxes.items():
             if polys:
                 ax.add_collection(PolyCollection(polys, facecolors=OUTCOME_COLORS[key], edgecolors="white",
                                                  linewidths=0.5, label=OUTCOME_LABELS[key], gid=f"attempts-{key}"))
-        if wait_lines:
-            ax.add_collection(LineCollection(wait_lines, colors=WAIT_COLOR, linestyles=":", linewidths=1.2,
+        if geo.wait_lines:
+            ax.add_collection(LineCollection(geo.wait_lines, colors=WAIT_COLOR, linestyles=":", linewidths=1.2,
                                              label="退避等待", gid="waits"))
-        if retry_after_lines:
-            ax.add_collection(LineCollection(retry_after_lines, colors=RETRY_AFTER_COLOR, linestyles="--",
+        if geo.retry_after_lines:
+            ax.add_collection(LineCollection(geo.retry_after_lines, colors=RETRY_AFTER_COLOR, linestyles="--",
                                              linewidths=1.2, label="按 Retry-After 等待", gid="retry-after-waits"))
-        if hint_marks:
-            ax.add_collection(LineCollection(hint_marks, colors=RETRY_AFTER_COLOR, linewidths=1.5,
+        if geo.hint_marks:
+            ax.add_collection(LineCollection(geo.hint_marks, colors=RETRY_AFTER_COLOR, linewidths=1.5,
                                              label="服务器要求的 Retry-After", gid="retry-after-marks"))
-        if skipped:
-            ax.plot([rows[y].start - t0 for y in skipped], skipped, "x", color="#555555", markersize=5,
-                    label="未执行（熔断/参数被拒）", gid="not-run")
+        if geo.skipped:
+            ax.plot(*geo.skipped_xy(), "x", color="#555555", markersize=5, label="未执行（熔断/参数被拒）",
+                    gid="not-run")
         if deadline is not None:
             ax.axvline(deadline, color=DEADLINE_COLOR, linestyle="--", linewidth=1.2, label=f"总时限 {deadline:g}s",
                        gid="deadline")
-        ax.set_xlim(-span * 0.01, span * 1.04)
+        ax.set_xlim(-geo.span * 0.01, geo.span * 1.04)
         ax.set_ylim(n - 0.5, -0.5)
         step = 1 if n <= 40 else math.ceil(n / 25)  # past 40 rows, about 25 labels
         ticks = list(range(0, n, step))
         ax.set_yticks(ticks, [rows[i].label for i in ticks], fontsize=8 if n <= 20 else 6)
         ax.set_xlabel("时间（秒，从第一次尝试算起）")
-        ax.set_title(title or f"重试时间线：{n} 次调用，{attempt_count} 次尝试")
+        ax.set_title(title or f"重试时间线：{n} 次调用，{geo.attempt_count} 次尝试")
         ax.grid(axis="x", alpha=0.3)
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=7)
         return fig
@@ -787,3 +810,291 @@ def truncation_map(text: str, result: str) -> Figure:
                      f"（保留 {kept:,}，省略 {parts['cut']:,}，标记 {parts['added']:,}）")
         ax.legend(loc="upper center", ncol=3, fontsize=8, frameon=False)
         return fig
+
+
+# --- live charts: the failure panel's two figures, redrawn in place ----------------------------------
+
+LIVE_DPI = 80
+_LIVE_RC = {"axes.titley": 1.0}  # a title at a fixed height: matplotlib need not measure what is under it
+
+
+def _rect(fig: Figure, left: float, bottom: float, width: float, height: float) -> tuple[float, ...]:
+    """An axes rectangle given in inches from the figure's bottom-left corner, as figure fractions."""
+    w, h = fig.get_size_inches()
+    return (left / w, bottom / h, width / w, height / h)
+
+
+def _boxes(spans: Iterable[tuple[float, float, float, float]]) -> list:
+    """Rectangles (x, y, width, height) as PolyCollection vertices."""
+    return [[(x, y), (x + w, y), (x + w, y + h), (x, y + h)] for x, y, w, h in spans]
+
+
+def _stacked(ax: Any, collections: dict[str, PolyCollection], categories: list[str],
+             counts: dict[str, Counter | dict], keys: Sequence[str]) -> float:
+    """Horizontal bars, one row per category, stacked in `keys` order; returns the longest bar."""
+    left = [0.0] * len(categories)
+    for key in keys:
+        spans = []
+        for y, category in enumerate(categories):
+            width = counts[category].get(key, 0)
+            if width:
+                spans.append((left[y], y - 0.35, width, 0.7))
+                left[y] += width
+        collections[key].set_verts(_boxes(spans))
+    return max(left, default=0.0)
+
+
+def _pin_labels(ax: Any, xlabel_in: float = 0.24, ylabel_in: float = 0.36) -> None:
+    """Fixed places for the axis labels, in inches from the axes' edges: a label matplotlib places itself
+    costs a measurement of every tick label on every draw. (Titles: axes.titley in _LIVE_RC.)"""
+    width, height = ax.get_position().size * ax.get_figure().get_size_inches()
+    ax.xaxis.set_label_coords(0.5, -xlabel_in / height)
+    ax.yaxis.set_label_coords(-ylabel_in / width, 0.5)
+
+
+def _count_axis(axis: Any) -> None:
+    axis.set_major_locator(MaxNLocator(nbins=4, integer=True))
+
+
+class LiveCharts:
+    """The failure panel's retry timeline and call statistics, kept between runs and redrawn in place.
+
+    `retry_timeline` and `call_stats` build a new figure each call and let matplotlib's
+    constrained layout fit it: right for a notebook cell, but on a small machine the pair
+    costs about a second, mostly laying out and rendering text. A live panel redraws the
+    same two pictures again and again, so this keeps both figures, their axes and ticks,
+    places the axes with fixed margins (sized for the labels the panel can produce),
+    leaves the colour key and the headings to the panel's HTML, and per run only swaps
+    the data of its artists. Same data, same PNG bytes, new figures or reused ones.
+
+    `draw(executor)` returns {"timeline", "stats"} PNG bytes; `figures` holds the two
+    ChartFigures (artists keep the gids of the notebook charts: "attempts-<outcome>",
+    "waits", "retry-after-waits", "status-<status>", "errors-<outcome>", "durations",
+    "retries"). The stats figure is rebuilt only when its shape changes (a breaker or a
+    retry budget appears or goes); the timeline grows with the number of calls.
+    Not thread-safe: one panel draws one batch at a time.
+    """
+
+    def __init__(self, dpi: int = LIVE_DPI) -> None:
+        self.dpi = dpi
+        self.figures: dict[str, Figure] = {}
+        self._timeline: dict[str, Any] = {}
+        self._stats: dict[str, Any] = {}
+        self._stats_shape: tuple | None = None
+
+    def draw(self, executor: Any) -> dict[str, bytes]:
+        """Redraw both figures for `executor`'s history; returns their PNG bytes."""
+        with matplotlib.rc_context({**_rc(), **_LIVE_RC}):
+            self._draw_timeline(list(executor.call_history))
+            self._draw_stats(executor)
+            return {name: self._png(fig) for name, fig in self.figures.items()}
+
+    def _png(self, fig: Figure) -> bytes:
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=self.dpi, metadata={"Software": None})
+        return buffer.getvalue()
+
+    def _new_figure(self, height: float) -> Figure:
+        """A figure with its own Agg canvas: savefig then keeps one renderer, and with it matplotlib's
+        cache of text sizes, from one redraw to the next (a bare Figure gets a new canvas per savefig)."""
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        fig = ChartFigure(figsize=(WIDTH, height), dpi=self.dpi)
+        FigureCanvasAgg(fig)
+        return fig
+
+    # the timeline: one row per call, numbered in the order they finished
+    def _timeline_figure(self) -> dict[str, Any]:
+        fig = self._new_figure(4.0)
+        ax = fig.add_axes((0, 0, 1, 1))
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
+        parts: dict[str, Any] = {"fig": fig, "ax": ax, "texts": []}
+        for key, color in OUTCOME_COLORS.items():
+            parts[key] = ax.add_collection(PolyCollection([], facecolors=color, edgecolors="white", linewidths=0.4,
+                                                          gid=f"attempts-{key}"))
+        parts["waits"] = ax.add_collection(LineCollection([], colors=WAIT_COLOR, linestyles=":", linewidths=1.2,
+                                                           gid="waits"))
+        parts["limited"] = ax.add_collection(LineCollection([], colors=RETRY_AFTER_COLOR, linestyles="--",
+                                                            linewidths=1.2, gid="retry-after-waits"))
+        parts["hints"] = ax.add_collection(LineCollection([], colors=RETRY_AFTER_COLOR, linewidths=1.5,
+                                                          gid="retry-after-marks"))
+        parts["skipped"], = ax.plot([], [], "x", color="#555555", markersize=5, gid="not-run")
+        ax.set_xlabel("时间（秒，从第一次尝试算起）")
+        ax.set_ylabel("调用（按完成顺序）")
+        ax.grid(axis="x", alpha=0.3)
+        self.figures["timeline"] = fig
+        return parts
+
+    def _draw_timeline(self, results: list[ToolResult]) -> None:
+        parts = self._timeline or self._timeline_figure()
+        self._timeline = parts
+        fig, ax = parts["fig"], parts["ax"]
+        for text in parts.pop("texts"):
+            text.remove()
+        parts["texts"] = []
+        rows = _rows(results)
+        n = max(len(rows), 1)
+        height = min(max(2.4, 0.9 + 0.22 * min(n, 20) + 0.03 * max(n - 20, 0)), 6.4)  # room for wait labels
+        fig.set_size_inches(WIDTH, height)
+        ax.set_position(_rect(fig, 0.75, 0.5, WIDTH - 0.95, height - 0.85))
+        _pin_labels(ax, ylabel_in=0.45)
+        if not rows:
+            for key in OUTCOME_COLORS:
+                parts[key].set_verts([])
+            for key in ("waits", "limited", "hints"):
+                parts[key].set_segments([])
+            parts["skipped"].set_data([], [])
+            ax.set(xlim=(0, 1), ylim=(0.5, -0.5), yticks=[])
+            ax.set_title("重试时间线：还没有调用记录")
+            return
+        geo = _TimelineGeometry(rows)
+        for key in OUTCOME_COLORS:
+            parts[key].set_verts(geo.boxes[key])
+        parts["waits"].set_segments(geo.wait_lines)
+        parts["limited"].set_segments(geo.retry_after_lines)
+        parts["hints"].set_segments(geo.hint_marks)
+        parts["skipped"].set_data(*geo.skipped_xy())
+        if len(rows) <= 20:
+            parts["texts"] = _label_waits(ax, geo)
+        ax.set_xlim(-geo.span * 0.01, geo.span * 1.03)
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        step = next(s for s in (1, 2, 5, 10, 20, 25, 50, 100) if len(rows) / s <= 8)
+        ticks = [0] + list(range(step - 1, len(rows), step))
+        ax.set_yticks(ticks, [str(i + 1) for i in ticks])
+        ax.set_title(f"重试时间线：{len(rows)} 次调用，{geo.attempt_count} 次尝试", loc="left")
+
+    # the statistics: final status and error codes on the left, durations and retries on the right
+    def _stats_figure(self, shape: tuple[str, ...]) -> dict[str, Any]:
+        row_h, extra_h, top = 1.35, 1.25, 0.55
+        height = top + 2 * (row_h + 0.75) + (extra_h + 0.75 if shape else 0) + 0.05
+        fig = self._new_figure(height)
+        wide, narrow = (1.25, 2.65), (4.55, 3.3)  # (left, width) in inches: category labels need room
+        y_top = height - top - row_h
+        y_bottom = y_top - 0.75 - row_h
+        axes = {"tools": fig.add_axes(_rect(fig, wide[0], y_top, wide[1], row_h)),
+                "errors": fig.add_axes(_rect(fig, wide[0], y_bottom, wide[1], row_h)),
+                "durations": fig.add_axes(_rect(fig, narrow[0], y_top, narrow[1], row_h)),
+                "retries": fig.add_axes(_rect(fig, narrow[0], y_bottom, narrow[1], row_h))}
+        y_extra = y_bottom - 0.75 - extra_h
+        if len(shape) == 2:
+            axes["breaker"] = fig.add_axes(_rect(fig, wide[0], y_extra, wide[1], extra_h))
+            axes["budget"] = fig.add_axes(_rect(fig, narrow[0], y_extra, narrow[1], extra_h))
+        elif shape:
+            axes[shape[0]] = fig.add_axes(_rect(fig, wide[0], y_extra, WIDTH - wide[0] - 0.2, extra_h))
+        parts: dict[str, Any] = {"fig": fig, "axes": axes}
+        ax = axes["tools"]
+        parts["status"] = {s: ax.add_collection(PolyCollection([], facecolors=STATUS_COLORS[s], gid=f"status-{s}"))
+                           for s in STATUS_COLORS}
+        ax.set_title("每个工具的调用（按最终状态）", loc="left")
+        ax.set_xlabel("调用次数")
+        _count_axis(ax.xaxis)
+        ax = axes["errors"]
+        parts["errors"] = {k: ax.add_collection(PolyCollection([], facecolors=OUTCOME_COLORS[k], gid=f"errors-{k}"))
+                           for k in ("retryable", "timeout", "fatal", "partial")}
+        parts["no_errors"] = ax.text(0.5, 0.5, "没有失败的尝试", ha="center", va="center", transform=ax.transAxes)
+        ax.set_title("失败的尝试（按错误码）", loc="left")
+        ax.set_xlabel("尝试次数")
+        _count_axis(ax.xaxis)
+        ax = axes["durations"]
+        parts["durations"] = ax.add_collection(PolyCollection([], facecolors="#4c72b0", gid="durations"))
+        parts["median"] = ax.axvline(0, color="#1d3557", linestyle="--", linewidth=1, gid="median")
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
+        ax.set_xlabel("耗时（毫秒，含重试与等待）")
+        ax.set_ylabel("调用次数")
+        _count_axis(ax.yaxis)
+        ax = axes["retries"]
+        parts["retries"] = ax.add_collection(PolyCollection([], facecolors="#6c8ebf", gid="retries"))
+        ax.set_title("每次调用的重试次数", loc="left")
+        ax.set_xlabel("重试次数")
+        ax.set_ylabel("调用次数")
+        _count_axis(ax.yaxis)
+        if "breaker" in axes:
+            ax = axes["breaker"]
+            parts["breaker"] = ax.add_collection(PolyCollection([], facecolors=OUTCOME_COLORS["retryable"],
+                                                                alpha=0.6, gid="breaker-open"))
+            parts["refused"], = ax.plot([], [], "x", color=OUTCOME_COLORS["fatal"], markersize=4,
+                                        gid="breaker-refused")
+            ax.set_title("熔断器打开的时段（x：熔断中被拒的调用）", loc="left")
+            ax.set_xlabel("时间（秒）")
+        if "budget" in axes:
+            ax = axes["budget"]
+            parts["tokens"], = ax.plot([], [], drawstyle="steps-post", color="#1d3557", gid="budget-tokens")
+            parts["capacity"] = ax.axhline(0, color="#999999", linestyle="--", linewidth=1)
+            ax.set_xlabel("时间（秒）")
+            ax.set_ylabel("剩余额度")
+        for ax in axes.values():
+            ax.grid(axis="x" if ax in (axes["tools"], axes["errors"]) else "y", alpha=0.3)
+            _pin_labels(ax)
+        self.figures["stats"] = fig
+        return parts
+
+    def _draw_stats(self, executor: Any) -> None:
+        results, per_tool, _ = _results_and_summary(executor)
+        breaker = getattr(executor, "breaker", None)
+        budget = getattr(getattr(executor, "policy", None), "budget", None)
+        fast_failed = any(r.error_code == "CIRCUIT_OPEN" for r in results)
+        shape = tuple(name for name, present in (("breaker", breaker is not None or fast_failed),
+                                                 ("budget", budget is not None)) if present)
+        if shape != self._stats_shape or not self._stats:
+            self._stats, self._stats_shape = self._stats_figure(shape), shape
+        parts, axes = self._stats, self._stats["axes"]
+        total = sum(c["calls"] for c in per_tool.values())
+        ok = sum(c["success"] for c in per_tool.values())
+        parts["fig"].suptitle(f"调用统计：{total} 次调用，成功率 {ok / total:.0%}" if total else "调用统计：还没有调用记录",
+                              x=0.02, ha="left", fontsize=10)
+
+        names = sorted(per_tool)
+        by_status = {name: {"success": c["success"], "partial": c["partial"], "error": c["failed"]}
+                     for name, c in per_tool.items()}
+        longest = _stacked(axes["tools"], parts["status"], names, by_status, ("success", "partial", "error"))
+        labels = [f"{name}\n成功率 {per_tool[name]['success'] / per_tool[name]['calls']:.0%}" for name in names]
+        axes["tools"].set_yticks(range(len(names)), labels)
+        axes["tools"].set(xlim=(0, max(longest, 1) * 1.05), ylim=(max(len(names), 1) - 0.5, -0.5))
+
+        codes = _error_codes(results)
+        order = sorted(codes, key=lambda code: (-sum(codes[code].values()), code))
+        longest = _stacked(axes["errors"], parts["errors"], order, codes, ("retryable", "timeout", "fatal", "partial"))
+        parts["no_errors"].set_visible(not order)
+        axes["errors"].set_yticks(range(len(order)), order)
+        axes["errors"].set(xlim=(0, max(longest, 1) * 1.05), ylim=(max(len(order), 1) - 0.5, -0.5))
+
+        import numpy as np
+
+        durations = [round(r.duration_ms, 3) for r in results]  # see call_stats: one duration, not two
+        if durations:
+            low, high = min(durations), max(durations)
+            span = (low - 0.5, high + 0.5) if high - low < 1e-3 else (low, high)
+            counts, edges = np.histogram(durations, bins=min(30, max(5, len(set(durations)))), range=span)
+            parts["durations"].set_verts(_boxes((edges[i], 0, edges[i + 1] - edges[i], c)
+                                                for i, c in enumerate(counts) if c))
+            middle = median(durations)
+            parts["median"].set_xdata([middle, middle])
+            axes["durations"].set(xlim=(edges[0], edges[-1]), ylim=(0, max(counts) * 1.1))
+            axes["durations"].set_title(f"耗时分布（中位数 {middle:.0f} ms）", loc="left")
+        else:
+            parts["durations"].set_verts([])
+            axes["durations"].set_title("耗时分布", loc="left")
+
+        retries = Counter(r.retries for r in results)
+        top = max(retries, default=0)
+        parts["retries"].set_verts(_boxes((x - 0.4, 0, 0.8, retries[x]) for x in range(top + 1) if retries[x]))
+        axes["retries"].set_xticks(range(top + 1))
+        axes["retries"].set(xlim=(-0.6, top + 0.6), ylim=(0, max(retries.values(), default=1) * 1.1))
+
+        t0 = min((r.started_at for r in results), default=0.0)
+        end = max((r.started_at + r.duration_ms / 1000 for r in results), default=t0 + 1) - t0
+        if "breaker" in axes:
+            tools = sorted({r.name for r in results})
+            windows = breaker_windows(results, breaker.failure_threshold, breaker.cooldown) if breaker else {}
+            parts["breaker"].set_verts(_boxes((a - t0, y - 0.3, b - a, 0.6) for y, name in enumerate(tools)
+                                              for a, b in windows.get(name, [])))
+            refused = [(r.started_at - t0, tools.index(r.name)) for r in results if r.error_code == "CIRCUIT_OPEN"]
+            parts["refused"].set_data([x for x, _ in refused], [y for _, y in refused])
+            axes["breaker"].set_yticks(range(len(tools)), tools)
+            axes["breaker"].set(xlim=(0, max(end, 1e-3) * 1.02), ylim=(max(len(tools), 1) - 0.5, -0.5))
+        if "budget" in axes:
+            points = budget_tokens(results, budget)
+            parts["tokens"].set_data([t - t0 for t, _ in points], [v for _, v in points])
+            parts["capacity"].set_ydata([budget.capacity, budget.capacity])
+            axes["budget"].set(xlim=(0, max(end, 1e-3) * 1.02), ylim=(0, budget.capacity * 1.1))
+            axes["budget"].set_title(f"重试额度（被拒的重试 {budget.denied} 次）", loc="left")

@@ -2,7 +2,8 @@
 
 `FailurePanel()` sends a batch of tool calls through a real ToolExecutor with
 faults injected at the rates its sliders say, on a simulated clock, and redraws
-the retry timeline and the call statistics (toolkit.viz). `AgentPanel()` runs
+the retry timeline and the call statistics (toolkit.viz.LiveCharts: the same two
+figures, redrawn in place, about a fifth of the cost of drawing them anew). `AgentPanel()` runs
 the agent loop with a fault in the sales tool or a misbehaving offline model and
 shows the transcript and the answer check. `BudgetPlayground(value)` shows what
 smart_truncate / parse_tool_result keep under a budget; `DecisionPicker()` shows
@@ -29,7 +30,6 @@ import concurrent.futures
 import contextlib
 import contextvars
 import html
-import io
 import os
 import shutil
 import tempfile
@@ -47,7 +47,7 @@ from .parsing import dumps, parse_tool_result, smart_truncate
 from .results import ToolResult, safe_str
 from .retry import Backoff, RetryBudget, RetryPolicy
 
-__all__ = ["FailurePanel", "AgentPanel", "BudgetPlayground", "DecisionPicker", "simulate_batch", "draw_batch",
+__all__ = ["FailurePanel", "AgentPanel", "BudgetPlayground", "DecisionPicker", "simulate_batch", "colour_key",
            "FAULT_KINDS", "SALES_FAULTS", "MODEL_BEHAVIOURS"]
 
 FAULT_KINDS = ("timeout", "rate_limit", "server_error", "permission", "bad_args", "partial")
@@ -56,7 +56,6 @@ JITTER_LABELS = {"full": "全抖动 full", "equal": "等分抖动 equal", "decor
 RETRY_AFTER_S = 2.0           # the Retry-After a simulated 429 carries
 BUDGET_CAPACITY = 100         # retry budget when switched on: 20 retries (5 tokens each), 10 timeouts
 BREAKER_THRESHOLD, BREAKER_COOLDOWN = 5, 10.0
-PNG_DPI = 80
 _FAULT_LABELS = {"rate_limit": "限流 429", "partial": "部分结果"}  # short enough for the slider's label
 
 
@@ -73,23 +72,6 @@ def _off_the_loop(fn: Callable[[], Any]) -> Any:
     context = contextvars.copy_context()
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(context.run, fn).result()
-
-
-def _png(fig: Any, dpi: int = PNG_DPI) -> bytes:
-    """The figure as PNG bytes (the same bytes for the same figure); it is then let go by pyplot,
-    so the inline backend never shows it a second time under some later cell."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
-    _release(fig)
-    return buffer.getvalue()
-
-
-def _release(fig: Any) -> None:
-    import sys
-
-    pyplot = sys.modules.get("matplotlib.pyplot")
-    if pyplot is not None:
-        pyplot.close(fig)
 
 
 def _code(code: Any) -> str:
@@ -244,13 +226,24 @@ def simulate_batch(*, rates: dict[str, float], latency: float = 0.1, calls: int 
     return _off_the_loop(lambda: asyncio.run(batch()))
 
 
-def draw_batch(executor: ToolExecutor, *, dpi: int = PNG_DPI) -> tuple[dict, dict]:
-    """({"timeline", "stats"} figures, the same as PNG bytes) for an executor's history."""
+def colour_key() -> str:
+    """The failure panel's colour key as HTML: what each bar colour and line style in its charts means.
+
+    The panel's charts (toolkit.viz.LiveCharts) carry no legend of their own: a key drawn
+    into every redraw costs more than the rest of the timeline, and this one never changes.
+    """
     from . import viz
 
-    figures = {"timeline": viz.retry_timeline(list(executor.call_history)),
-               "stats": viz.call_stats(executor)}
-    return figures, {name: _png(fig, dpi) for name, fig in figures.items()}
+    def swatch(color: str, label: str, line: str = "") -> str:
+        box = (f"border-top:2px {line} {color};height:0;margin-top:7px" if line else f"background:{color};height:10px")
+        return (f"<span style='display:inline-flex;align-items:center;margin-right:12px'>"
+                f"<span style='display:inline-block;width:18px;{box};margin-right:4px'></span>"
+                f"{html.escape(label)}</span>")
+
+    items = [swatch(viz.OUTCOME_COLORS[k], viz.OUTCOME_LABELS[k]) for k in viz.OUTCOME_COLORS]
+    items += [swatch(viz.WAIT_COLOR, "退避等待", "dotted"), swatch(viz.RETRY_AFTER_COLOR, "按 Retry-After 等待", "dashed")]
+    return (f"<div style='font-size:12px;line-height:20px'>颜色：{''.join(items)}"
+            f"<br>时间线里每一行是一次调用，每一段是一次尝试；统计图里“失败”指最终失败的调用。</div>")
 
 
 def summarize_batch(batch: dict) -> str:
@@ -318,13 +311,16 @@ class FailurePanel(_RunPanel):
         self.run_button = _button("运行", "play", self._clicked_run, "primary")
         self.reset_button = _button("重置", "undo", self.reset)
         self.summary = W.HTML(value="尚未运行：调好参数后按“运行”。")
+        self.charts = None  # toolkit.viz.LiveCharts, made at the first run: it keeps the figures between runs
+        self._draw_lock = threading.Lock()
+        self.key = W.HTML(value=colour_key())
         self.timeline_image = W.Image(format="png", layout=W.Layout(max_width="100%"))
         self.stats_image = W.Image(format="png", layout=W.Layout(max_width="100%"))
         left = W.VBox([W.HTML("<b>故障率</b>"), *self.rate_sliders.values()])
         right = W.VBox([W.HTML("<b>调用与重试</b>"), self.latency, self.calls, self.concurrency, self.max_retries,
                         self.jitter, W.HBox([self.budget, self.breaker]), self.seed])
         self.widget = W.VBox([W.HTML(f"<h3>{self.title}</h3>"), W.HBox([left, right]),
-                              W.HBox([self.run_button, self.reset_button]), self.summary,
+                              W.HBox([self.run_button, self.reset_button]), self.summary, self.key,
                               self.timeline_image, self.stats_image])
         self._clear()
 
@@ -346,8 +342,14 @@ class FailurePanel(_RunPanel):
         try:
             settings = self.settings()
             batch = simulate_batch(**settings, tool=self.tool)
-            figures, png = draw_batch(batch["executor"])
             text = summarize_batch(batch)
+            with self._draw_lock:  # the figures are kept between runs: one run draws into them at a time
+                if self.charts is None:
+                    from .viz import LiveCharts
+
+                    self.charts = LiveCharts()
+                png = self.charts.draw(batch["executor"])
+                figures = dict(self.charts.figures)
         except BaseException as exc:
             self._fail(generation, exc, self.summary)
             raise
