@@ -38,7 +38,7 @@ def _notebook_charts(executor) -> None:
     from toolkit import viz
 
     for fig in (viz.retry_timeline(list(executor.call_history)), viz.call_stats(executor)):
-        fig.savefig(io.BytesIO(), format="png", dpi=viz.LIVE_DPI)
+        fig.savefig(io.BytesIO(), format="png")
 
 
 def run(quick: bool = False) -> dict:

@@ -814,7 +814,6 @@ def truncation_map(text: str, result: str) -> Figure:
 
 # --- live charts: the failure panel's two figures, redrawn in place ----------------------------------
 
-LIVE_DPI = 80
 _LIVE_RC = {"axes.titley": 1.0}  # a title at a fixed height: matplotlib need not measure what is under it
 
 
@@ -875,7 +874,7 @@ class LiveCharts:
     Not thread-safe: one panel draws one batch at a time.
     """
 
-    def __init__(self, dpi: int = LIVE_DPI) -> None:
+    def __init__(self, dpi: int = DPI) -> None:
         self.dpi = dpi
         self.figures: dict[str, Figure] = {}
         self._timeline: dict[str, Any] = {}

@@ -314,8 +314,9 @@ class FailurePanel(_RunPanel):
         self.charts = None  # toolkit.viz.LiveCharts, made at the first run: it keeps the figures between runs
         self._draw_lock = threading.Lock()
         self.key = W.HTML(value=colour_key())
-        self.timeline_image = W.Image(format="png", layout=W.Layout(max_width="100%"))
-        self.stats_image = W.Image(format="png", layout=W.Layout(max_width="100%"))
+        # at their own size (a flex box would stretch them, and blur the text), narrower where the page is
+        self.timeline_image = W.Image(format="png", layout=W.Layout(max_width="100%", align_self="flex-start"))
+        self.stats_image = W.Image(format="png", layout=W.Layout(max_width="100%", align_self="flex-start"))
         left = W.VBox([W.HTML("<b>故障率</b>"), *self.rate_sliders.values()])
         right = W.VBox([W.HTML("<b>调用与重试</b>"), self.latency, self.calls, self.concurrency, self.max_retries,
                         self.jitter, W.HBox([self.budget, self.breaker]), self.seed])
