@@ -863,8 +863,9 @@ class LiveCharts:
     costs about a second, mostly laying out and rendering text. A live panel redraws the
     same two pictures again and again, so this keeps both figures, their axes and ticks,
     places the axes with fixed margins (sized for the labels the panel can produce),
-    leaves the colour key and the headings to the panel's HTML, and per run only swaps
-    the data of its artists. Same data, same PNG bytes, new figures or reused ones.
+    leaves the colour key to the panel's HTML (a legend costs more to draw than the data),
+    and per run only swaps the data of its artists. Same data, same PNG bytes, new
+    figures or reused ones.
 
     `draw(executor)` returns {"timeline", "stats"} PNG bytes; `figures` holds the two
     ChartFigures (artists keep the gids of the notebook charts: "attempts-<outcome>",

@@ -268,7 +268,8 @@ class FailurePanel(_RunPanel):
     """Fault rates, latency, calls, concurrency, retries, jitter, budget, breaker, seed; Run and Reset.
 
     After `run()`: `executor` (its call_history and get_summary()), `results`,
-    `figures` ({"timeline", "stats"} matplotlib Figures), `figure` (the timeline),
+    `figures` ({"timeline", "stats"} matplotlib Figures of toolkit.viz.LiveCharts: the
+    next run redraws the same two in place), `figure` (the timeline),
     `png` (their PNG bytes, also shown in the two Image widgets), `last_summary`
     (the Chinese line) and `state`. `reset()` clears all of them.
     `tool`: the function the faults wrap (default an order lookup that always works).
