@@ -287,9 +287,11 @@ class _TimelineGeometry:
 def _label_waits(ax: Any, geo: _TimelineGeometry) -> list:
     """Each wait's length over its gap, and each call that never ran its code; returns the Text artists."""
     texts = []
+    backing = {"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 0.6}  # readable over a bar
     for x, y, text, limited in geo.wait_labels:
         texts.append(ax.text(x, y - 0.08, text + (" Retry-After" if limited else ""), ha="center", va="bottom",
-                             fontsize=7, color=RETRY_AFTER_COLOR if limited else WAIT_COLOR, gid="wait-label"))
+                             fontsize=7, color=RETRY_AFTER_COLOR if limited else WAIT_COLOR, bbox=backing,
+                             gid="wait-label"))
     for y in geo.skipped:
         row = geo.rows[y]
         texts.append(ax.text(row.start - geo.t0, y, f" {row.note}", va="center", fontsize=7, color="#555555",
