@@ -221,6 +221,18 @@ def test_panel_displays_as_a_widget_with_a_text_fallback():
     assert bundle["text/plain"] == "故障注入面板（尚未运行）"
 
 
+def test_the_colour_key_beside_the_charts_names_every_colour_they_use():
+    """The live charts carry no legend, so the panel's key must name each bar colour and each wait line."""
+    from toolkit import viz
+
+    panel = FailurePanel(calls=3)
+    assert panel.key in panel.widget.children
+    for outcome, colour in viz.OUTCOME_COLORS.items():
+        assert f"background:{colour}" in panel.key.value and viz.OUTCOME_LABELS[outcome] in panel.key.value
+    assert f"dotted {viz.WAIT_COLOR}" in panel.key.value and "退避等待" in panel.key.value
+    assert f"dashed {viz.RETRY_AFTER_COLOR}" in panel.key.value and "Retry-After" in panel.key.value
+
+
 # --- AgentPanel -----------------------------------------------------------------------------------
 
 @pytest.fixture
