@@ -154,6 +154,32 @@ def test_reset_while_a_run_is_in_flight_drops_that_run_and_leaves_no_thread():
     assert "尚未运行" in panel.summary.value  # not half of the old run's picture
 
 
+def test_an_older_run_finishing_after_a_newer_one_does_not_redraw_the_kept_figures():
+    """The figures live on between runs: a slow first Run that ends after a second Run must leave them alone."""
+    started, release = threading.Event(), threading.Event()
+
+    def slow_lookup(order_id: int) -> dict:
+        started.set()
+        release.wait(10)
+        return {"order_id": order_id}
+
+    panel = FailurePanel(calls=4, rates=NO_FAULTS, tool=slow_lookup)
+    first = threading.Thread(target=panel.run)
+    first.start()
+    assert started.wait(10)
+    panel.tool = None  # the second Run uses the default, instant tool, with faults this time
+    panel.rate_sliders["server_error"].value = 1.0
+    panel.max_retries.value = 2
+    panel.run()
+    second_png = dict(panel.png)
+    release.set()
+    first.join(10)
+
+    assert not first.is_alive() and panel.state["dropped"] == 1 and panel.state["runs"] == 1
+    assert panel.png == second_png and attempts_of(panel) == 4 * 3
+    assert timeline_bars(panel.charts.figures["timeline"]) == 4 * 3  # still the second run's picture
+
+
 def test_run_from_inside_a_running_event_loop_works_like_a_jupyter_button():
     plain = FailurePanel(calls=12, seed=4)
     plain.run()

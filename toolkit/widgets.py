@@ -137,6 +137,11 @@ class _Panel:
                 self.state["error"] = f"{type(exc).__name__}: {safe_str(exc, 300)}"
                 message.value = f"<span style='color:#b00'>运行出错：{_cell(self.state['error'], 300)}</span>"
 
+    def _current(self, generation: int) -> bool:
+        """Whether `generation` is still the newest run (no Run or Reset came after it)."""
+        with self._lock:
+            return generation == self._generation
+
     def _invalidate(self) -> None:
         with self._lock:
             self._generation += 1
@@ -345,28 +350,33 @@ class FailurePanel(_RunPanel):
             settings = self.settings()
             batch = simulate_batch(**settings, tool=self.tool)
             text = summarize_batch(batch)
-            with self._draw_lock:  # the figures are kept between runs: one run draws into them at a time
+
+            def apply() -> None:
+                self.settings_used = settings
+                self.batch, self.executor, self.results = batch, batch["executor"], batch["results"]
+                self.figures, self.figure, self.png = figures, figures["timeline"], png
+                self.last_summary = text
+                self.timeline_image.value, self.stats_image.value = png["timeline"], png["stats"]
+                self.summary.value = html.escape(text)
+                self.state["leftover_tasks"] = batch["leftover_tasks"]
+            # The figures are kept between runs, so drawing and committing happen under one lock, and only for
+            # the newest run: an older run that finishes late must not redraw them under a newer one's picture.
+            with self._draw_lock:
+                if not self._current(generation):
+                    self._commit(generation, lambda: None)  # superseded: counted as dropped
+                    return text
                 if self.charts is None:
                     from .viz import LiveCharts
 
                     self.charts = LiveCharts()
                 png = self.charts.draw(batch["executor"])
                 figures = dict(self.charts.figures)
+                self._commit(generation, apply)
         except BaseException as exc:
             self._fail(generation, exc, self.summary)
             raise
         finally:
             self.run_button.disabled = False
-
-        def apply() -> None:
-            self.settings_used = settings
-            self.batch, self.executor, self.results = batch, batch["executor"], batch["results"]
-            self.figures, self.figure, self.png = figures, figures["timeline"], png
-            self.last_summary = text
-            self.timeline_image.value, self.stats_image.value = png["timeline"], png["stats"]
-            self.summary.value = html.escape(text)
-            self.state["leftover_tasks"] = batch["leftover_tasks"]
-        self._commit(generation, apply)
         return text
 
     def _clear(self) -> None:
