@@ -3,7 +3,7 @@
 `FailurePanel()` sends a batch of tool calls through a real ToolExecutor with
 faults injected at the rates its sliders say, on a simulated clock, and redraws
 the retry timeline and the call statistics (toolkit.viz.LiveCharts: the same two
-figures, redrawn in place, about a fifth of the cost of drawing them anew). `AgentPanel()` runs
+figures, redrawn in place, about a sixth of the cost of drawing them anew: bench row 8). `AgentPanel()` runs
 the agent loop with a fault in the sales tool or a misbehaving offline model and
 shows the transcript and the answer check. `BudgetPlayground(value)` shows what
 smart_truncate / parse_tool_result keep under a budget; `DecisionPicker()` shows
