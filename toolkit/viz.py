@@ -34,6 +34,7 @@ from statistics import median
 from typing import Any, Iterable, Sequence
 
 import matplotlib
+import numpy as np
 from matplotlib import font_manager
 from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
@@ -833,8 +834,8 @@ def _boxes(spans: Iterable[tuple[float, float, float, float]]) -> list:
     return [[(x, y), (x + w, y), (x + w, y + h), (x, y + h)] for x, y, w, h in spans]
 
 
-def _stacked(ax: Any, collections: dict[str, PolyCollection], categories: list[str],
-             counts: dict[str, Counter | dict], keys: Sequence[str]) -> float:
+def _stacked(collections: dict[str, PolyCollection], categories: list[str], counts: dict[str, Counter | dict],
+             keys: Sequence[str]) -> float:
     """Horizontal bars, one row per category, stacked in `keys` order; returns the longest bar."""
     left = [0.0] * len(categories)
     for key in keys:
@@ -1051,19 +1052,17 @@ class LiveCharts:
         names = sorted(per_tool)
         by_status = {name: {"success": c["success"], "partial": c["partial"], "error": c["failed"]}
                      for name, c in per_tool.items()}
-        longest = _stacked(axes["tools"], parts["status"], names, by_status, ("success", "partial", "error"))
+        longest = _stacked(parts["status"], names, by_status, ("success", "partial", "error"))
         labels = [f"{name}\n成功率 {per_tool[name]['success'] / per_tool[name]['calls']:.0%}" for name in names]
         axes["tools"].set_yticks(range(len(names)), labels)
         axes["tools"].set(xlim=(0, max(longest, 1) * 1.05), ylim=(max(len(names), 1) - 0.5, -0.5))
 
         codes = _error_codes(results)
         order = sorted(codes, key=lambda code: (-sum(codes[code].values()), code))
-        longest = _stacked(axes["errors"], parts["errors"], order, codes, ("retryable", "timeout", "fatal", "partial"))
+        longest = _stacked(parts["errors"], order, codes, ("retryable", "timeout", "fatal", "partial"))
         parts["no_errors"].set_visible(not order)
         axes["errors"].set_yticks(range(len(order)), order)
         axes["errors"].set(xlim=(0, max(longest, 1) * 1.05), ylim=(max(len(order), 1) - 0.5, -0.5))
-
-        import numpy as np
 
         durations = [round(r.duration_ms, 3) for r in results]  # see call_stats: one duration, not two
         if durations:
