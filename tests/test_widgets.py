@@ -130,14 +130,19 @@ def test_reset_clears_history_figures_images_and_summary():
     assert panel.last_summary == "" and "尚未运行" in panel.summary.value and repr(panel) == "故障注入面板（尚未运行）"
 
 
-def test_reset_while_a_run_is_in_flight_drops_that_run_and_leaves_no_thread():
+def blocking_lookup():
+    """(tool, started, release): a lookup that signals `started` and then waits for `release` (10 s at most)."""
     started, release = threading.Event(), threading.Event()
 
     def slow_lookup(order_id: int) -> dict:
         started.set()
         release.wait(10)
         return {"order_id": order_id}
+    return slow_lookup, started, release
 
+
+def test_reset_while_a_run_is_in_flight_drops_that_run_and_leaves_no_thread():
+    slow_lookup, started, release = blocking_lookup()
     panel = FailurePanel(calls=5, rates=only("server_error", 0.4), tool=slow_lookup)
     threads_before = threading.active_count()
     worker = threading.Thread(target=panel.run)
@@ -156,13 +161,7 @@ def test_reset_while_a_run_is_in_flight_drops_that_run_and_leaves_no_thread():
 
 def test_an_older_run_finishing_after_a_newer_one_does_not_redraw_the_kept_figures():
     """The figures live on between runs: a slow first Run that ends after a second Run must leave them alone."""
-    started, release = threading.Event(), threading.Event()
-
-    def slow_lookup(order_id: int) -> dict:
-        started.set()
-        release.wait(10)
-        return {"order_id": order_id}
-
+    slow_lookup, started, release = blocking_lookup()
     panel = FailurePanel(calls=4, rates=NO_FAULTS, tool=slow_lookup)
     first = threading.Thread(target=panel.run)
     first.start()
