@@ -31,8 +31,8 @@ def test_a_chapter_opens_with_goals_and_time_and_ends_with_a_summary_and_its_exe
     assert first.startswith(f"# {path.name[:2]} · ")
     assert "学习目标" in first and "用时" in first
     assert "本章小结" in text
-    assert f"exercises/{path.name}" in text, "the summary points to the chapter's exercise"
-    assert (ROOT / "exercises" / path.name).exists()
+    assert f"exercises/ex{path.name}" in text, "the summary points to the chapter's exercise"
+    assert (ROOT / "exercises" / f"ex{path.name}").exists()
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.stem)

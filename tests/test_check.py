@@ -19,7 +19,7 @@ import pytest
 
 from toolkit import ToolResult, call_tool_with_retry, get_clock
 from toolkit.check import EXERCISE_NUMBERS, check, get_exercise, run_checks
-from toolkit.check.build import exercise_text, main as build_main, strip_solution
+from toolkit.check.build import exercise_name, exercise_text, main as build_main, strip_solution
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
@@ -27,7 +27,7 @@ EXERCISES = ROOT / "exercises"
 
 
 def notebook_for(folder: Path, number: str) -> Path:
-    [path] = folder.glob(f"{number}_*.ipynb")
+    [path] = folder.glob(f"*{number}_*.ipynb")
     return path
 
 
@@ -53,16 +53,17 @@ def student_object(path: Path, number: str):
 def test_every_chapter_has_an_exercise_and_a_solution() -> None:
     stems = {"01_parse_tool_result", "02_smart_truncate", "03_retry", "04_tool_messages", "05_decisions",
              "06_executor", "07_sales_agent", "08_pitfalls"}
-    assert {p.stem for p in SOLUTIONS.glob("*.ipynb")} == stems
-    assert {p.stem for p in EXERCISES.glob("*.ipynb")} == stems
+    assert {p.stem for p in SOLUTIONS.glob("*.ipynb")} == {f"sol{s}" for s in stems}
+    assert {p.stem for p in EXERCISES.glob("*.ipynb")} == {f"ex{s}" for s in stems}
     assert {get_exercise(n).stem for n in EXERCISE_NUMBERS} == stems
 
 
 @pytest.mark.parametrize("number", EXERCISE_NUMBERS)
 def test_committed_exercise_is_what_the_build_script_makes(number: str) -> None:
     solution = notebook_for(SOLUTIONS, number)
-    assert (EXERCISES / solution.name).read_text(encoding="utf-8") == exercise_text(solution), (
-        f"exercises/{solution.name} differs from the solution it is made from: run python -m toolkit.check.build")
+    exercise = EXERCISES / exercise_name(solution.name)
+    assert exercise.read_text(encoding="utf-8") == exercise_text(solution), (
+        f"exercises/{exercise.name} differs from the solution it is made from: run python -m toolkit.check.build")
 
 
 def test_build_check_mode_reports_a_stale_exercise(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -70,13 +71,14 @@ def test_build_check_mode_reports_a_stale_exercise(tmp_path: Path, capsys: pytes
     (tmp_path / "exercises").mkdir()
     solution = notebook_for(SOLUTIONS, "02")
     (tmp_path / "solutions" / solution.name).write_bytes(solution.read_bytes())
-    (tmp_path / "exercises" / solution.name).write_text("{}", encoding="utf-8")
+    exercise = tmp_path / "exercises" / exercise_name(solution.name)
+    exercise.write_text("{}", encoding="utf-8")
     folders = ["--solutions", str(tmp_path / "solutions"), "--exercises", str(tmp_path / "exercises")]
     assert build_main(["--check", *folders]) == 1
-    assert solution.name in capsys.readouterr().out
+    assert exercise.name in capsys.readouterr().out
     assert build_main(folders) == 0  # writes it
     assert build_main(["--check", *folders]) == 0
-    assert (tmp_path / "exercises" / solution.name).read_text(encoding="utf-8") == exercise_text(solution)
+    assert exercise.read_text(encoding="utf-8") == exercise_text(solution)
 
 
 def test_strip_solution_keeps_signature_and_indentation() -> None:
@@ -405,19 +407,20 @@ def test_cli_runs_an_untouched_exercise_and_exits_nonzero() -> None:
 
 
 def test_cli_progress_over_a_folder(tmp_path: Path) -> None:
-    for number in ("02", "08"):
-        source = notebook_for(SOLUTIONS if number == "02" else EXERCISES, number)
-        (tmp_path / source.name).write_bytes(source.read_bytes())
+    done_02 = notebook_for(SOLUTIONS, "02")
+    (tmp_path / exercise_name(done_02.name)).write_bytes(done_02.read_bytes())  # 02 done
+    untouched_08 = notebook_for(EXERCISES, "08")
+    (tmp_path / untouched_08.name).write_bytes(untouched_08.read_bytes())
     done = subprocess.run([sys.executable, "-m", "toolkit.check", str(tmp_path)], cwd=ROOT,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
-    assert any(l.startswith("02_smart_truncate") and "7/7" in l and "完成" in l for l in lines), done.stdout
-    assert any(l.startswith("08_pitfalls") and "0/10" in l and "未开始" in l for l in lines), done.stdout
+    assert any(l.startswith("ex02_smart_truncate") and "7/7" in l and "完成" in l for l in lines), done.stdout
+    assert any(l.startswith("ex08_pitfalls") and "0/10" in l and "未开始" in l for l in lines), done.stdout
     assert "完成 1/2 个练习" in done.stdout
 
 
 def test_cli_refuses_a_missing_path() -> None:
-    done = subprocess.run([sys.executable, "-m", "toolkit.check", "exercises/99_nothing.ipynb"], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "toolkit.check", "exercises/ex99_nothing.ipynb"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "找不到" in done.stderr

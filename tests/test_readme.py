@@ -35,5 +35,5 @@ def test_quick_start_is_two_commands_that_open_chapter_00_with_the_whole_project
 def test_the_syllabus_links_every_chapter_and_exercise_that_exists():
     for notebook in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         assert f"(notebooks/{notebook.name})" in README, notebook.name
-    for exercise in sorted((ROOT / "exercises").glob("[0-9][0-9]_*.ipynb")):
+    for exercise in sorted((ROOT / "exercises").glob("ex[0-9][0-9]_*.ipynb")):
         assert f"(exercises/{exercise.name})" in README, exercise.name

@@ -9,7 +9,7 @@ a score; it never shows a traceback. Checks test behaviour (seeded and
 hypothesis-generated cases, timing on the simulated clock, the course's own
 figures), not the text of the code.
 
-    python -m toolkit.check exercises/02_smart_truncate.ipynb   # run the notebook, then its checks
+    python -m toolkit.check exercises/ex02_smart_truncate.ipynb   # run the notebook, then its checks
     python -m toolkit.check exercises/                          # progress over every exercise
 
 From pytest (or any script): `run_checks(my_fn)` (or `run_checks(my_fn, "02")`) returns a Report with

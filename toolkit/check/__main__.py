@@ -1,7 +1,7 @@
-"""`python -m toolkit.check exercises/02_smart_truncate.ipynb` or `python -m toolkit.check exercises/`.
+"""`python -m toolkit.check exercises/ex02_smart_truncate.ipynb` or `python -m toolkit.check exercises/`.
 
 One notebook: executes it, prints the check table, exits 1 when a check fails.
-A directory: runs every NN_*.ipynb in it and prints the progress table; exits 1
+A directory: runs every exNN_*.ipynb (or solNN_*.ipynb) in it and prints the progress table; exits 1
 unless every exercise passes. Bad usage exits 2. No traceback is ever printed.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ def _notes(run) -> list[str]:
 
 
 def check_notebook(path: Path) -> int:
-    from .notebook import run_notebook
+    from .notebook import exercise_notebooks, run_notebook
 
     run = run_notebook(path)
     print(run.report.render())
@@ -35,11 +35,11 @@ def _status(passed: int, total: int) -> str:
 
 
 def check_directory(folder: Path) -> int:
-    from .notebook import run_notebook
+    from .notebook import exercise_notebooks, run_notebook
 
-    notebooks = sorted(p for p in folder.glob("[0-9][0-9]_*.ipynb"))
+    notebooks = exercise_notebooks(folder)
     if not notebooks:
-        print(f"❌ {folder} 里没有练习（NN_名称.ipynb）", file=sys.stderr)
+        print(f"❌ {folder} 里没有练习（exNN_名称.ipynb）", file=sys.stderr)
         return 2
     rows = []
     for path in notebooks:
@@ -62,7 +62,7 @@ def check_directory(folder: Path) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m toolkit.check",
                                      description="运行练习 notebook 并检查你写的函数；给一个目录则显示全部练习的进度。")
-    parser.add_argument("path", help="练习 notebook（例如 exercises/02_smart_truncate.ipynb）或目录（exercises/）")
+    parser.add_argument("path", help="练习 notebook（例如 exercises/ex02_smart_truncate.ipynb）或目录（exercises/）")
     args = parser.parse_args(argv)
     path = Path(args.path)
     try:

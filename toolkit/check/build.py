@@ -1,6 +1,6 @@
 """Make exercises/ from solutions/: one source for both (nbgrader's markers).
 
-    python -m toolkit.check.build            # write exercises/NN_*.ipynb from solutions/NN_*.ipynb
+    python -m toolkit.check.build            # write exercises/exNN_*.ipynb from solutions/solNN_*.ipynb
     python -m toolkit.check.build --check    # exit 1 if the committed exercises differ from what it makes
 
 In a solution notebook, code between the lines `### BEGIN SOLUTION` and
@@ -72,15 +72,20 @@ def exercise_text(solution_path: Path) -> str:
     return nbformat.writes(make_exercise(nb)) + "\n"
 
 
+def exercise_name(solution_name: str) -> str:
+    """solNN_stem.ipynb -> exNN_stem.ipynb: chapter, exercise and solution of one number have distinct names."""
+    return "ex" + solution_name.removeprefix("sol")
+
+
 def build(solutions: Path, exercises: Path, check_only: bool = False) -> list[str]:
     """Write (or with check_only, compare) every exercise; returns the names that differ(ed)."""
     changed = []
-    for path in sorted(solutions.glob("[0-9][0-9]_*.ipynb")):
-        target = exercises / path.name
+    for path in sorted(solutions.glob("sol[0-9][0-9]_*.ipynb")):
+        target = exercises / exercise_name(path.name)
         text = exercise_text(path)
         current = target.read_text(encoding="utf-8") if target.exists() else None
         if current != text:
-            changed.append(path.name)
+            changed.append(target.name)
             if not check_only:
                 target.write_text(text, encoding="utf-8")
     return changed
@@ -96,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     changed = build(args.solutions, args.exercises, check_only=args.check)
     if args.check:
         for name in changed:
-            print(f"exercises/{name} 与 solutions/{name} 生成的结果不一致：运行 python -m toolkit.check.build")
+            print(f"exercises/{name} 与 solutions/sol{name.removeprefix('ex')} 生成的结果不一致：运行 python -m toolkit.check.build")
         return 1 if changed else 0
     for name in changed:
         print(f"已生成 exercises/{name}")

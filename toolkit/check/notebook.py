@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,12 +30,20 @@ class NotebookRun:
     cell_errors: list[tuple[int, str]] = field(default_factory=list)
 
 
+NOTEBOOK_NAME = re.compile(r"(?:ex|sol)(\d\d)_[a-z0-9_]+\.ipynb")
+
+
 def exercise_number(path: Path) -> str:
-    """The exercise number from a file name like 02_smart_truncate.ipynb; ValueError otherwise."""
-    head = path.name[:2]
-    if not head.isdigit():
-        raise ValueError(f"文件名应以两位练习编号开头（例如 02_smart_truncate.ipynb）：{path.name}")
-    return head
+    """The exercise number from a file name like ex02_smart_truncate.ipynb (or sol02_…); ValueError otherwise."""
+    match = NOTEBOOK_NAME.fullmatch(path.name)
+    if not match:
+        raise ValueError(f"文件名应是 ex + 两位练习编号 + 名称（例如 ex02_smart_truncate.ipynb）：{path.name}")
+    return match.group(1)
+
+
+def exercise_notebooks(folder: Path) -> list[Path]:
+    """The exercise (or solution) notebooks in `folder`, by number; copies such as ex02_…-Copy1.ipynb are not."""
+    return sorted(p for p in folder.glob("*.ipynb") if NOTEBOOK_NAME.fullmatch(p.name))
 
 
 def kernel_report(namespace: dict, number: str) -> dict:
