@@ -371,5 +371,14 @@ def test_a_machine_with_a_system_cjk_font_keeps_it_and_never_downloads_the_cours
             for what, selector in CHINESE_TEXT:
                 fonts = _platform_fonts(page, selector)
                 assert COURSE_FONT not in fonts and fonts, f"{what}: drawn with {fonts}"
+
+            # the README's one line back to English (last: it changes this server's user settings)
+            page.locator(".lm-MenuBar-itemLabel", has_text="设置").click()
+            page.locator(".lm-Menu-itemLabel", has_text="语言").hover()
+            page.locator(".lm-Menu-itemLabel", has_text="English - English").click()
+            page.locator(".jp-Dialog button", has_text="更改并重新加载").click()
+            page.wait_for_function("() => [...document.querySelectorAll('.lm-MenuBar-itemLabel')]"
+                                   ".some((e) => e.textContent === 'File')", timeout=90_000)
+            assert "文件" not in page.locator(".lm-MenuBar-itemLabel").all_inner_texts()
         finally:
             browser.close()
