@@ -77,6 +77,7 @@ def test_jupyter_lab_from_the_quick_start_roots_at_the_project_and_opens_chapter
         # the course's JupyterLab: its stylesheet and font served, Chinese menus and no news question by default
         assert b'href="/custom/custom.css"' in page
         status, css = _fetch(f"{base}/custom/custom.css")
+        assert status == 200
         font = re.search(r'url\("([^"]+\.woff2)"\)', css.decode()).group(1)
         status, woff2 = _fetch(f"{base}/custom/{font}")
         assert status == 200 and woff2[:4] == b"wOF2"

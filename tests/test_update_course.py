@@ -122,6 +122,8 @@ def sources(path: Path) -> dict[str, str]:
 def test_a_student_who_ran_the_notebooks_gets_the_update_and_keeps_the_answers(course, env):
     course, student = course
     before = student_works(student)
+    (student / "notebooks/02_new.ipynb").write_text("我自己的第 2 章笔记", encoding="utf-8")  # the course adds one
+    before["notebooks/02_new.ipynb"] = (student / "notebooks/02_new.ipynb").read_bytes()
     course_updates(course, env)
 
     pulled = run(["git", "-c", "pull.rebase=false", "pull"], student, env, check=False)
@@ -144,7 +146,7 @@ def test_a_student_who_ran_the_notebooks_gets_the_update_and_keeps_the_answers(c
     # nothing lost: both files the update touched are in backups/ exactly as the student left them
     backups = list((student / "backups").iterdir())
     assert len(backups) == 1
-    for name in ("notebooks/01_demo.ipynb", "exercises/ex01_demo.ipynb"):
+    for name in ("notebooks/01_demo.ipynb", "exercises/ex01_demo.ipynb", "notebooks/02_new.ipynb"):
         assert (backups[0] / name).read_bytes() == before[name], name
     assert (student / "exercises/ex01_demo-Copy1.ipynb").read_bytes() == before["exercises/ex01_demo-Copy1.ipynb"]
     # git sees only the student's work: the merged exercise and their copy (backups/ is ignored)

@@ -164,7 +164,8 @@ def update(repo: Path, out=print) -> int:
                 result, both = merge_notebook(*notebooks)
                 merged[path] = (theirs if result == notebooks[2] else _dump_notebook(result), both)
     for path in touched:                          # back to the version the student started from
-        if git_bytes(repo, "HEAD", path) is None:
+        if git_bytes(repo, "HEAD", path) is None:  # the student's own file where the course adds one
+            git(repo, "rm", "-q", "--cached", "--ignore-unmatch", "--", path)
             (repo / path).unlink(missing_ok=True)
         else:
             git(repo, "checkout", "HEAD", "--", path)
@@ -196,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="获取课程更新：保留你的练习答案，不产生 git 冲突。")
     parser.add_argument("--repo", type=Path, default=CHECKOUT, help="课程文件夹（默认：本脚本所在的课程）")
     args = parser.parse_args(argv)
+    for stream in (sys.stdout, sys.stderr):   # a console whose code page lacks ✔ ✘ must not stop the update
+        stream.reconfigure(errors="replace")
     try:
         return update(args.repo)
     except UpdateError as error:
