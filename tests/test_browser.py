@@ -1,13 +1,20 @@
-"""notebooks/09 in real JupyterLab, in headless Chromium: the panels render, a slider and Run redraw both charts
-within a second of the click.
+"""The course in real JupyterLab, in headless Chromium.
 
-Starts `jupyter lab` on 127.0.0.1 with a random token over a copy of the
-notebook (so JupyterLab's autosave never touches the committed file), drives it
-with Playwright for Python through Debian's chromium, and saves screenshots in
-the test's tmp folder. Skips, saying why, where Playwright or Chromium is missing.
+* notebooks/09: the panels render, a slider and Run redraw both charts within a second of the click.
+* A fresh Linux without any CJK font (Chromium limited to DejaVu by a fontconfig file): JupyterLab opens in
+  Chinese with no news pop-up, and its menus, file browser, Markdown, outputs and widget labels are drawn with
+  the course font the page is served (jupyterlab-setup/), the status marks ✔ ✘ ○ ⚠ with DejaVu Sans.
+* A machine with a system CJK font keeps it: the course font is never downloaded.
+
+Starts `jupyter lab` on 127.0.0.1 with a random token over tmp copies of the notebooks
+(so JupyterLab's autosave never touches the committed files), configured as a student's is: the
+course's jupyterlab-setup from the environment, user settings empty. Drives it with Playwright
+for Python through Debian's chromium and saves screenshots in the tests' tmp folders. Skips, saying
+why, where Playwright or Chromium is missing.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -41,50 +48,70 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def lab(tmp_path):
-    """A JupyterLab server over a tmp copy of notebooks/09; yields (base_url, token); stopped after."""
-    root, config = tmp_path / "project", tmp_path / "jupyter-config"
-    (root / "notebooks").mkdir(parents=True)
-    shutil.copy(ROOT / "notebooks" / NOTEBOOK, root / "notebooks" / NOTEBOOK)
-    (config / "labconfig").mkdir(parents=True)
-    (config / "labconfig" / "page_config.json").write_text(json.dumps(
-        {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
-    (config / "jupyter_server_config.py").write_text(
-        "c.LabApp.news_url = None\nc.LabApp.expose_app_in_browser = True\nc.LabApp.check_for_updates_class = "
-        "'jupyterlab.NeverCheckForUpdate'\n")
+# A fresh Linux's fonts: only DejaVu (fonts-dejavu-core), with the system's usual aliases (sans-serif → DejaVu Sans).
+FONTCONFIG = """<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "fonts.dtd">
+<fontconfig><dir>{fonts}</dir><cachedir>{cache}</cachedir>
+<include ignore_missing="yes">/etc/fonts/conf.d</include></fontconfig>
+"""
+DEJAVU = Path(os.environ.get("TOOLKIT_DEJAVU_DIR", "/usr/share/fonts/truetype/dejavu"))
+COURSE_FONT = "TRL Sans CJK SC"
+MARKS = "✔✘○⚠"
+
+
+@contextlib.contextmanager
+def running_lab(tmp_path: Path, files: dict[str, Path | str]):
+    """`jupyter lab` over a tmp project holding `files` ({relative path: source file or text}), configured as
+    a student's is (the course's jupyterlab-setup from the environment; user config, settings and workspaces
+    fresh and empty); yields (base_url, token) and stops the server after."""
+    root = tmp_path / "project"
+    for name, source in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(source, Path):
+            shutil.copy(source, root / name)
+        else:
+            (root / name).write_text(source, encoding="utf-8")
     port, token = _free_port(), secrets.token_hex(16)
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(config), "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "settings"),
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "jupyter-config"),
+           "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "settings"),
            "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt"),
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
            "TOOLKIT_DOTENV": "none"}
-    log = open(tmp_path / "jupyter-lab.log", "w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--ip=127.0.0.1", f"--port={port}", f"--ServerApp.token={token}",
-         "--allow-root", "--no-browser", f"--ServerApp.root_dir={root}"],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail("jupyter lab did not start:\n" + (tmp_path / "jupyter-lab.log").read_text()[-3000:])
-            time.sleep(0.5)
-        yield base, token
-    finally:
-        server.terminate()
+    log_path = tmp_path / "jupyter-lab.log"
+    with open(log_path, "w") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "jupyterlab", "--ip=127.0.0.1", f"--port={port}",
+             f"--IdentityProvider.token={token}", "--allow-root", "--no-browser", f"--ServerApp.root_dir={root}",
+             "--LabApp.expose_app_in_browser=True"],
+            cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+        base = f"http://127.0.0.1:{port}"
         try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(5)
-        log.close()
+            deadline = time.monotonic() + 90
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2) as reply:
+                        if reply.status == 200:
+                            break
+                except OSError:
+                    pass
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("jupyter lab did not start:\n" + log_path.read_text()[-3000:])
+                time.sleep(0.5)
+            yield base, token
+        finally:
+            server.terminate()
+            try:
+                server.wait(15)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(5)
+
+
+@pytest.fixture
+def lab(tmp_path):
+    """A JupyterLab server over a tmp copy of notebooks/09; yields (base_url, token); stopped after."""
+    with running_lab(tmp_path, {f"notebooks/{NOTEBOOK}": ROOT / "notebooks" / NOTEBOOK}) as server:
+        yield server
 
 
 KERNEL_IDLE = """() => {
@@ -179,5 +206,179 @@ def test_instructor_demo_runs_in_jupyterlab_and_redraws_after_slider_and_run(lab
             outputs = page.evaluate(CELL_OUTPUT_TYPES)
             assert outputs and "error" not in outputs and "stream:stderr" not in outputs, outputs
             assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
+        finally:
+            browser.close()
+
+
+# --- Chinese on any machine ------------------------------------------------------------------------------
+
+PROBE = {
+    "nbformat": 4, "nbformat_minor": 5,
+    "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}},
+    "cells": [
+        {"cell_type": "markdown", "id": "md", "metadata": {},
+         "source": "# 字体检查\n\n✔ 通过 ✘ 未通过 ○ 未运行 ⚠ 警告"},
+        {"cell_type": "code", "id": "out", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": 'print("重试三次后成功：✔ 通过")'},
+        {"cell_type": "code", "id": "widgets", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": 'import ipywidgets as w\nw.VBox([w.IntSlider(description="故障率"), w.HTML("<b>检查结果</b> 第三项未通过")])'},
+    ],
+}
+# (what, selector): one element of each kind of text a student reads
+CHINESE_TEXT = [("menu bar", ".lm-MenuBar-itemLabel"), ("file browser", ".jp-DirListing-headerItemText"),
+                ("Markdown", ".jp-RenderedMarkdown h1"), ("stream output", ".jp-RenderedText pre"),
+                ("widget label", ".widget-label"), ("widget HTML", ".widget-html-content")]
+# Readable, measured: draw each distinct CJK character of the element in the element's own font on a canvas.
+# Drawn with a font that has them, different characters give different pictures; without one, every
+# character is the same box. The same characters in DejaVu Sans alone show what boxes give (the control).
+GLYPH_PICTURES = """async (el) => {
+  const family = getComputedStyle(el).fontFamily;
+  const chars = [...new Set([...el.textContent].filter((c) => /[\\u3400-\\u9fff]/.test(c)))].slice(0, 8);
+  await document.fonts.load(`40px ${family}`, chars.join(''));
+  const picture = (c, f) => {
+    const canvas = document.createElement('canvas');
+    canvas.width = canvas.height = 48;
+    const g = canvas.getContext('2d');
+    g.font = `40px ${f}`;
+    g.fillText(c, 2, 40);
+    return canvas.toDataURL();
+  };
+  return {chars: chars.join(''), distinct: new Set(chars.map((c) => picture(c, family))).size,
+          boxes: new Set(chars.map((c) => picture(c, '"DejaVu Sans"'))).size};
+}"""
+MARK_PICTURES = """(el, marks) => {
+  const family = getComputedStyle(el).fontFamily;
+  const picture = (c) => {
+    const canvas = document.createElement('canvas');
+    canvas.width = canvas.height = 48;
+    const g = canvas.getContext('2d');
+    g.font = `40px ${family}`;
+    g.fillText(c, 2, 40);
+    return canvas.toDataURL();
+  };
+  const box = picture('\\ue000');  // a private-use character no font draws
+  return [...marks].map((c) => picture(c) !== box).concat([new Set([...marks].map(picture)).size]);
+}"""
+TOASTS = "() => document.querySelectorAll('.Toastify__toast, .jp-Notification-Toast').length"
+
+
+def _course_files() -> dict[str, Path | str]:
+    return {"notebooks/probe.ipynb": json.dumps(PROBE, ensure_ascii=False),
+            "notebooks/00_overview.ipynb": ROOT / "notebooks" / "00_overview.ipynb"}
+
+
+@pytest.fixture(scope="module")
+def course_lab(tmp_path_factory):
+    """One JupyterLab over chapter 00 and a probe notebook for the font tests; yields (base_url, token, tmp)."""
+    tmp = tmp_path_factory.mktemp("course-lab")
+    with running_lab(tmp, _course_files()) as (base, token):
+        yield base, token, tmp
+
+
+def _platform_fonts(page, selector: str) -> dict[str, int]:
+    """{font family: glyphs it drew} for the first element matching `selector`, as Chromium reports it."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument", {"depth": -1})["root"]["nodeId"]
+    node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
+    fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+    cdp.detach()
+    return {f["familyName"]: f["glyphCount"] for f in fonts}
+
+
+def _open_and_run_probe(page, base: str, token: str) -> None:
+    page.goto(f"{base}/lab/tree/notebooks/probe.ipynb?reset&token={token}")
+    page.wait_for_function(KERNEL_IDLE, timeout=90_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_selector(".widget-label", timeout=60_000)
+    page.wait_for_function(KERNEL_IDLE, timeout=60_000)
+    page.evaluate("() => document.fonts.ready")
+
+
+def test_a_fresh_linux_without_cjk_fonts_reads_chinese_in_a_chinese_jupyterlab(course_lab):
+    base, token, tmp = course_lab
+    if not (DEJAVU / "DejaVuSans.ttf").exists():
+        pytest.skip(f"no DejaVu fonts in {DEJAVU} (apt-get install fonts-dejavu-core)")
+    (tmp / "fc-cache").mkdir(exist_ok=True)
+    fontconfig = tmp / "dejavu-only.conf"
+    fontconfig.write_text(FONTCONFIG.format(fonts=DEJAVU, cache=tmp / "fc-cache"))
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
+                                    env={**os.environ, "FONTCONFIG_FILE": str(fontconfig)})
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            _open_and_run_probe(page, base, token)
+            page.screenshot(path=str(tmp / "fresh-linux-probe-1280.png"))
+
+            # JupyterLab's own menus in Chinese, by default (no setting was touched)
+            menus = page.locator(".lm-MenuBar-itemLabel").all_inner_texts()
+            assert {"文件", "编辑", "运行", "内核", "设置", "帮助"} <= set(menus), menus
+
+            # the control: this browser has no CJK font, so Chinese in DejaVu Sans alone is all boxes
+            control = page.locator(".jp-RenderedMarkdown h1").first.evaluate(GLYPH_PICTURES)
+            assert control["boxes"] == 1 and len(control["chars"]) >= 3, control
+            for what, selector in CHINESE_TEXT:
+                element = page.locator(selector).first
+                pictures = element.evaluate(GLYPH_PICTURES)
+                assert len(pictures["chars"]) >= 2, (what, pictures)
+                assert pictures["distinct"] == len(pictures["chars"]), f"{what}: Chinese drawn as boxes {pictures}"
+                fonts = _platform_fonts(page, selector)
+                assert fonts.get(COURSE_FONT, 0) >= len(pictures["chars"]), f"{what}: drawn with {fonts}"
+
+            # the status marks, among Chinese text: each drawn (not a box), all four different, by DejaVu Sans
+            *drawn, distinct = page.locator(".jp-RenderedMarkdown p").first.evaluate(MARK_PICTURES, MARKS)
+            assert all(drawn) and distinct == len(MARKS), dict(zip(MARKS, drawn))
+            assert "DejaVu Sans" in _platform_fonts(page, ".jp-RenderedMarkdown p")
+
+            # chapter 00 as the quick start opens it, at a laptop's and a projector's size
+            page.goto(f"{base}/lab/tree/notebooks/00_overview.ipynb?reset&token={token}")
+            page.wait_for_function(KERNEL_IDLE, timeout=90_000)
+            page.locator(".jp-RenderedMarkdown h1").first.wait_for()
+            page.evaluate("() => document.fonts.ready")
+            page.screenshot(path=str(tmp / "fresh-linux-00-1280x800.png"))
+            page.set_viewport_size({"width": 1920, "height": 1080})
+            page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+            page.screenshot(path=str(tmp / "fresh-linux-00-1920x1080.png"))
+            heading = page.locator(".jp-RenderedMarkdown h1").first.evaluate(GLYPH_PICTURES)
+            assert heading["distinct"] == len(heading["chars"]) >= 3, heading
+
+            # no news question or other pop-up on first start, and the quiet start is the setting's default
+            assert page.evaluate(TOASTS) == 0
+            with urllib.request.urlopen(f"{base}/lab/api/settings/@jupyterlab/apputils-extension:notification"
+                                        f"?token={token}", timeout=10) as reply:
+                defaults = json.load(reply)["schema"]["properties"]
+            assert defaults["fetchNews"]["default"] == "false" and defaults["checkForUpdates"]["default"] is False
+        finally:
+            browser.close()
+
+
+def test_a_machine_with_a_system_cjk_font_keeps_it_and_never_downloads_the_course_font(course_lab):
+    base, token, tmp = course_lab
+    listed = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True)
+    if listed.returncode != 0 or not listed.stdout.strip():
+        pytest.skip("no system CJK font here (apt-get install fonts-wqy-microhei)")
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            fetched = []
+            page.on("request", lambda request: fetched.append(request.url))
+            _open_and_run_probe(page, base, token)
+            page.screenshot(path=str(tmp / "system-font-probe-1280.png"))
+            assert any(url.endswith("/custom/custom.css") for url in fetched)  # the stylesheet is there
+            assert not [url for url in fetched if url.endswith(".woff2") and "TRLSansCJKsc" in url]
+            for what, selector in CHINESE_TEXT:
+                fonts = _platform_fonts(page, selector)
+                assert COURSE_FONT not in fonts and fonts, f"{what}: drawn with {fonts}"
+
+            # the README's one line back to English (last: it changes this server's user settings)
+            page.locator(".lm-MenuBar-itemLabel", has_text="设置").click()
+            page.locator(".lm-Menu-itemLabel", has_text="语言").hover()
+            page.locator(".lm-Menu-itemLabel", has_text="English - English").click()
+            page.locator(".jp-Dialog button", has_text="更改并重新加载").click()
+            page.wait_for_function("() => [...document.querySelectorAll('.lm-MenuBar-itemLabel')]"
+                                   ".some((e) => e.textContent === 'File')", timeout=90_000)
+            assert "文件" not in page.locator(".lm-MenuBar-itemLabel").all_inner_texts()
         finally:
             browser.close()

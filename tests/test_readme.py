@@ -32,6 +32,18 @@ def test_quick_start_is_two_commands_that_open_chapter_00_with_the_whole_project
     assert "fonts-noto-cjk" in quick and "--allow-root" in quick
 
 
+def test_quick_start_says_what_a_new_user_meets():
+    """JupyterLab holds its terminal, the tests' duration, the headless URL, the way back to English, updates."""
+    quick = README.split("## Quick start", 1)[1].split("## ", 1)[0]
+    assert "another\nterminal" in quick.replace("**", "") or "another terminal" in quick.replace("**", "")
+    assert "另一个终端" in quick
+    assert re.search(r"takes about \d+ minutes", quick) and re.search(r"约 ?\d+ ?分钟", quick)
+    # tests/test_quickstart.py opens this address; tests/test_browser.py clicks this menu path
+    assert "`/lab?token=…`" in quick and "`/lab/tree/notebooks/00_overview.ipynb?token=…`" in quick
+    assert "设置 → 语言 → English - English → 更改并重新加载" in quick
+    assert "`python tools/update_course.py`" in quick and (ROOT / "tools" / "update_course.py").is_file()
+
+
 def test_the_syllabus_links_every_chapter_and_exercise_that_exists():
     for notebook in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         assert f"(notebooks/{notebook.name})" in README, notebook.name

@@ -1,11 +1,20 @@
-"""Regenerate toolkit/fonts/TRLSansCJKsc-Regular.otf: a subset of Noto Sans CJK SC for the charts.
+"""Regenerate the course's two subsets of Noto Sans CJK SC: one for the charts, one for JupyterLab's page.
 
-Charts label everything in Chinese, and a fresh Linux machine has no CJK font, so the
-package ships this subset (toolkit.viz registers it). It holds:
+A fresh Linux machine has no CJK font, so the course ships its own.
+
+toolkit/fonts/TRLSansCJKsc-Regular.otf, for the charts (toolkit.viz registers it; matplotlib reads
+OpenType, not WOFF2), holds:
 
 * every CJK character used in toolkit/, notebooks/, exercises/, solutions/ and tests/;
 * the 3,755 level-1 hanzi of GB 2312 (the most common characters);
 * GB 2312's punctuation and symbol rows, CJK punctuation, full-width forms, ASCII, Latin-1.
+
+jupyterlab-setup/trl_jupyterlab/static/TRLSansCJKsc-Page.woff2, the font JupyterLab's page falls back
+to (see jupyterlab-setup/), holds all of that plus the 3,008 level-2 hanzi of GB 2312 (so what a
+student types is covered too, not only the course's own text) and every character of JupyterLab's
+zh-CN language pack (installed in the venv: jupyterlab-language-pack-zh-CN). WOFF2 because only a
+browser reads it: about a quarter smaller than the same glyphs as OpenType. Writing WOFF2 needs
+brotli (in requirements-ci.txt).
 
 The source is Noto Sans CJK (SIL Open Font License 1.1) from the PyPI package
 noto-cjk-sans-otc, face "Noto Sans CJK SC". The subset is renamed "TRL Sans CJK SC"
@@ -15,12 +24,14 @@ distinct name lets tests force this font even where the system has Noto Sans CJK
 Usage, from the repository root:
     python tools/make_font_subset.py                     # downloads noto-cjk-sans-otc with pip
     python tools/make_font_subset.py --source NotoSansCJK-Regular.ttc
+    python tools/make_font_subset.py --page-only         # only the page's WOFF2 (the charts' file untouched)
 The output is byte-for-byte the same for the same source and the same repository text.
 Re-run it after adding chapters whose Chinese uses characters outside the set.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import pathlib
 import re
 import subprocess
@@ -31,6 +42,7 @@ import zipfile
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FONT_DIR = ROOT / "toolkit" / "fonts"
 OUT = FONT_DIR / "TRLSansCJKsc-Regular.otf"
+PAGE_OUT = ROOT / "jupyterlab-setup" / "trl_jupyterlab" / "static" / "TRLSansCJKsc-Page.woff2"
 FAMILY = "TRL Sans CJK SC"
 POSTSCRIPT = "TRLSansCJKsc-Regular"
 SOURCE_PACKAGE = "noto-cjk-sans-otc==0.0.1"
@@ -72,6 +84,26 @@ def wanted_chars() -> set[str]:
     return chars
 
 
+def language_pack_chars() -> set[str]:
+    """Every CJK character of JupyterLab's zh-CN language pack installed in this environment."""
+    try:
+        import jupyterlab_language_pack_zh_CN as pack
+    except ImportError:
+        raise SystemExit("the page font covers JupyterLab's zh-CN menus: pip install -r requirements.txt first")
+    chars: set[str] = set()
+    for path in sorted(pathlib.Path(pack.__file__).parent.rglob("*")):
+        if path.suffix == ".json":     # \u-escaped: decode first
+            chars.update(CJK.findall(json.dumps(json.loads(path.read_text(encoding="utf-8")), ensure_ascii=False)))
+        elif path.suffix == ".mo":     # compiled gettext catalogues hold their strings as UTF-8
+            chars.update(CJK.findall(path.read_bytes().decode("utf-8", errors="ignore")))
+    return chars
+
+
+def page_chars() -> set[str]:
+    """The charts' characters, the rest of GB 2312 (level-2 hanzi) and JupyterLab's zh-CN UI."""
+    return wanted_chars() | gb2312_chars(56, 87) | language_pack_chars()
+
+
 def download_source(folder: pathlib.Path) -> pathlib.Path:
     subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(folder),
                     SOURCE_PACKAGE], check=True)
@@ -93,12 +125,19 @@ def load_face(source: pathlib.Path):
     return TTFont(str(source))
 
 
-def make_subset(source: pathlib.Path, out: pathlib.Path = OUT) -> tuple[int, int]:
-    """Write the subset to `out`; returns (characters asked for, bytes written)."""
+def make_subset(source: pathlib.Path, out: pathlib.Path = OUT, chars: set[str] | None = None,
+                flavor: str | None = None) -> tuple[int, int]:
+    """Write the subset of `chars` (default: the charts') to `out`, as OpenType or WOFF2 (flavor="woff2");
+    returns (characters asked for, bytes written)."""
     from fontTools import subset
 
+    if flavor == "woff2":
+        try:
+            import brotli  # noqa: F401  (fontTools compresses WOFF2 with it)
+        except ImportError:
+            raise SystemExit("writing WOFF2 needs brotli: python -m pip install brotli")
     font = load_face(source)
-    chars = wanted_chars()
+    chars = wanted_chars() if chars is None else chars
     options = subset.Options()
     options.layout_features = ["kern"]   # matplotlib lays out horizontally, glyph by glyph
     options.drop_tables += ["vhea", "vmtx", "VORG", "BASE"]  # vertical writing: charts never use it
@@ -111,6 +150,7 @@ def make_subset(source: pathlib.Path, out: pathlib.Path = OUT) -> tuple[int, int
     subsetter.subset(font)
     rename(font)
     font.recalcTimestamp = False         # same input, same bytes
+    font.flavor = flavor
     out.parent.mkdir(parents=True, exist_ok=True)
     font.save(str(out))
     return len(chars), out.stat().st_size
@@ -144,12 +184,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", type=pathlib.Path, help="NotoSansCJK-Regular.ttc or NotoSansCJKsc-Regular.otf")
     parser.add_argument("--out", type=pathlib.Path, default=OUT)
+    parser.add_argument("--page-out", type=pathlib.Path, default=PAGE_OUT)
+    parser.add_argument("--page-only", action="store_true", help="write only the page's WOFF2")
     args = parser.parse_args(argv)
+    jobs = [] if args.page_only else [(args.out, wanted_chars(), None)]
+    jobs.append((args.page_out, page_chars(), "woff2"))
     with tempfile.TemporaryDirectory() as tmp:
         source = args.source or download_source(pathlib.Path(tmp))
-        count, size = make_subset(source, args.out)
-    print(f"{args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}: "
-          f"{count} characters asked for, {size / 1024:.0f} KB")
+        for out, chars, flavor in jobs:
+            count, size = make_subset(source, out, chars, flavor)
+            print(f"{out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: "
+                  f"{count} characters asked for, {size / 1024:.0f} KB")
     return 0
 
 

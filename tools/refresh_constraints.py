@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CONSTRAINTS = ROOT / "constraints.txt"
 HEADER = ("# Exact versions the test suite passed with; requirements.txt applies them (-c constraints.txt).\n"
           "# Regenerate with: python tools/refresh_constraints.py (see CONTRIBUTING.md).\n")
-SKIP = {"tool-result-lab", "pip", "setuptools", "wheel"}
+SKIP = {"tool-result-lab", "tool-result-lab-jupyterlab", "pip", "setuptools", "wheel"}
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;#]+)$")
 
 
@@ -60,13 +60,14 @@ def mismatches(pins: dict[str, str]) -> list[str]:
 
 
 def requirement_lines(name: str = "requirements-ci.txt") -> list[str]:
-    """Every requirement in `name` and the files it includes, without -r / -c / -e lines."""
+    """Every requirement in `name` and the files it includes, without -r / -c / -e lines and the project's
+    own folders (./jupyterlab-setup): those are installed from the checkout, not pinned."""
     lines: list[str] = []
     for line in (ROOT / name).read_text(encoding="utf-8").splitlines():
         line = line.split("#", 1)[0].strip()
         if line.startswith("-r "):
             lines += requirement_lines(line[3:].strip())
-        elif line and not line.startswith("-"):
+        elif line and not line.startswith(("-", ".")):
             lines.append(line)
     return lines
 
