@@ -31,13 +31,13 @@ def _get(url: str):
         return json.load(response)
 
 
-@pytest.mark.skipif(shutil.which("jupyter", path=str(Path(sys.executable).parent)) is None,
-                    reason="jupyter is not installed next to this Python")
 def _fetch(url: str) -> tuple[int, bytes]:
     with urllib.request.urlopen(url, timeout=10) as response:
         return response.status, response.read()
 
 
+@pytest.mark.skipif(shutil.which("jupyter", path=str(Path(sys.executable).parent)) is None,
+                    reason="jupyter is not installed next to this Python")
 def test_jupyter_lab_from_the_quick_start_roots_at_the_project_and_opens_chapter_00(tmp_path):
     command = re.search(r"&& (jupyter lab [^\n]*)", README).group(1).split()
     port, token = _free_port(), "quickstart-token"
@@ -61,6 +61,7 @@ def test_jupyter_lab_from_the_quick_start_roots_at_the_project_and_opens_chapter
             pytest.fail("JupyterLab did not start within 60 s")
         names = {item["name"] for item in _get(f"{base}/api/contents?token={token}")["content"]}
         assert {"notebooks", "exercises", "solutions", "data"} <= names
+        assert not any(name.endswith(".egg-info") for name in names), "pip's build metadata is not course material"
         for _ in range(40):  # the page the browser is sent to, written once the server is up
             opened = list((tmp_path / "runtime").glob("*open.html"))
             if opened:

@@ -38,4 +38,7 @@ def _link_jupyter_server_extension(serverapp) -> None:
 
 
 def _load_jupyter_server_extension(serverapp) -> None:
+    # pip's build metadata for the editable toolkit sits in the project root: not course material
+    manager = serverapp.contents_manager
+    manager.hide_globs = [*manager.hide_globs, "*.egg-info"]
     serverapp.log.info("trl_jupyterlab: course font and custom.css served from %s", STATIC)
