@@ -409,7 +409,7 @@ def test_non_idempotent_policy_still_retries_refused_requests(sim_clock, status)
 def test_empty_budget_stops_retries(sim_clock):
     budget = RetryBudget(capacity=10, retry_cost=5)
     tool = AlwaysFails(lambda: ConnectionError("down"))
-    outcome = run(call_tool_with_retry(tool, policy=RetryPolicy(max_retries=5, budget=budget)))
+    outcome = run(call_tool_with_retry(tool, max_retries=5, budget=budget))
     assert tool.calls == 3  # two retries cost 10 tokens, the third is denied
     assert outcome.gave_up == "budget"
     assert "额度" in outcome.error
@@ -419,26 +419,25 @@ def test_empty_budget_stops_retries(sim_clock):
 def test_timeouts_cost_more_budget(sim_clock):
     budget = RetryBudget(capacity=10, retry_cost=5, timeout_cost=10)
     tool = AlwaysFails(lambda: TimeoutError("slow"))
-    run(call_tool_with_retry(tool, policy=RetryPolicy(max_retries=5, budget=budget)))
+    run(call_tool_with_retry(tool, max_retries=5, budget=budget))
     assert tool.calls == 2
 
 
 def test_budget_is_shared_and_refunded_on_success(sim_clock):
     budget = RetryBudget(capacity=10, retry_cost=5, success_refund=1)
-    policy = RetryPolicy(max_retries=5, budget=budget)
-    run(call_tool_with_retry(AlwaysFails(lambda: ConnectionError()), policy=policy))
+    run(call_tool_with_retry(AlwaysFails(lambda: ConnectionError()), max_retries=5, budget=budget))
     assert budget.tokens == 0
-    assert run(call_tool_with_retry(Flaky(value="ok"), policy=policy)) == ("ok", None)
+    assert run(call_tool_with_retry(Flaky(value="ok"), budget=budget)) == ("ok", None)
     assert budget.tokens == 1
     for _ in range(20):
-        run(call_tool_with_retry(Flaky(value="ok"), policy=policy))
+        run(call_tool_with_retry(Flaky(value="ok"), budget=budget))
     assert budget.tokens == 10  # never above capacity
 
 
 def test_budget_never_stops_the_first_attempt(sim_clock):
     budget = RetryBudget(capacity=0)
     tool = Flaky(value="ok")
-    assert run(call_tool_with_retry(tool, policy=RetryPolicy(budget=budget))) == ("ok", None)
+    assert run(call_tool_with_retry(tool, budget=budget)) == ("ok", None)
 
 
 # --- never swallow the user's Ctrl-C, exit or cancellation -----------------------------------------------------

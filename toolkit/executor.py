@@ -16,11 +16,11 @@ import json
 import sys
 from collections import deque
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable, Iterable
+from typing import IO, Any, Awaitable, Callable, Iterable
 
 from . import wording
 from .clock import Clock, get_clock, use_clock
-from .hooks import Hook, HookError, ToolEvent, call_hooks
+from .hooks import BreakerState, Hook, HookError, ToolEvent, call_hooks
 from .parsing import ToolKind, dumps, fit_for_model, shrink_json
 from .plugins import ParseFn, PluginError, RetryFn, TruncateFn, apply_parse, apply_truncate, run_retry_plugin
 from .results import (FATAL, PARTIAL, RETRYABLE, ErrorCode, ErrorInfo, PartialResult, ToolResult,
@@ -206,28 +206,41 @@ class CircuitBreaker:
     Only a retryable failure (the service did not answer) counts. Any answer
     resets the count and closes the circuit: a success, a partial result (the
     service answered with part of the data) and a fatal error (it answered no).
+    States: "closed"; "open" (cooling down: calls are refused); "half_open" (the
+    cool-down is over: the next call goes through as the trial, and while it runs
+    the others are refused). A trial that never reports back counts as lost after
+    another `cooldown`, and the next call becomes the trial.
     """
 
     failure_threshold: int = 5
     cooldown: float = 30.0
-    _failures: dict[str, int] = field(default_factory=dict)
-    _opened_at: dict[str, float] = field(default_factory=dict)
+    _failures: dict[str, int] = field(default_factory=dict, repr=False)
+    _opened_at: dict[str, float] = field(default_factory=dict, repr=False)
+    _trial_at: dict[str, float] = field(default_factory=dict, repr=False)
 
-    def state(self, name: str, now: float) -> str:
+    def state(self, name: str, now: float) -> BreakerState:
         """"closed", "open" or "half_open"."""
-        if name not in self._opened_at:
+        opened = self._opened_at.get(name)
+        if opened is None:
             return "closed"
-        return "open" if now - self._opened_at[name] < self.cooldown else "half_open"
+        if name in self._trial_at:
+            return "half_open"
+        return "open" if now - opened < self.cooldown else "half_open"
 
     def allow(self, name: str, now: float) -> bool:
         """Whether a call may go ahead; after the cool-down only one trial call does."""
-        state = self.state(name, now)
-        if state == "half_open":
-            self._opened_at[name] = now  # the others fail fast until the trial's result is recorded
-        return state != "open"
+        opened = self._opened_at.get(name)
+        if opened is None:
+            return True
+        trial = self._trial_at.get(name)
+        if now - (opened if trial is None else trial) < self.cooldown:
+            return False  # cooling down, or a trial call is running
+        self._trial_at[name] = now
+        return True
 
     def record(self, name: str, ok: bool, now: float) -> None:
         """Record one finished call: ok=False only for a retryable failure (see the class doc)."""
+        self._trial_at.pop(name, None)
         if ok:
             self._failures.pop(name, None)
             self._opened_at.pop(name, None)
@@ -255,13 +268,14 @@ class ToolExecutor:
     concurrency: how many tool calls of one batch run at once.
     history_limit: how many results `call_history` keeps (statistics count all).
     policy / breaker / budget: a RetryPolicy, a CircuitBreaker and a RetryBudget
-    (shared by all tools) to use instead of the defaults.
+    (shared by all tools; kept as `self.budget`) to use instead of the defaults.
     clock: leave it None to use the current clock (`use_clock`), as everything
     else does; a clock given here overrides the current one for this
     executor's calls and everything they run (tools, inject_faults latency).
     hooks: functions called with a frozen ToolEvent when an attempt starts or
-    ends, before a backoff wait and when a call is finished (`self.hooks` is a
-    list: append later too). `listeners` get each finished ToolResult. What a
+    ends, before a backoff wait, when a call is finished, when a tool's circuit
+    changes state or refuses a call, and when the retry budget is spent, refunded
+    or denied (toolkit.hooks lists the kinds; `self.hooks` is a list: append later too). `listeners` get each finished ToolResult. What a
     hook or listener raises is kept in `hook_errors`, never raised into a call.
 
     Plug-in points, for a student's own piece (each None: the toolkit's):
@@ -294,8 +308,7 @@ class ToolExecutor:
             if plugin is not None and not callable(plugin):
                 raise ValueError(f"{label} must be a function or None, got {plugin!r}")
         self.policy = policy or RetryPolicy(max_retries=max_retries)
-        if budget is not None:
-            self.policy = self.policy.with_(budget=budget)
+        self.budget = budget
         self.max_retries = self.policy.max_retries
         self.result_max_chars = result_max_chars
         self.registry = registry or ToolRegistry()
@@ -324,22 +337,27 @@ class ToolExecutor:
     async def _execute(self, tool_fn: Callable, name: str, args: tuple, kwargs: dict, *,
                        call_id: str | None = None, kind: ToolKind | None = None,
                        policy: RetryPolicy | None = None,
-                       fallback: Callable[[], Any] | None = None) -> ToolResult:
+                       fallback: tuple[str, Callable[[], Awaitable[ToolResult]]] | None = None) -> ToolResult:
         clock = get_clock()
         start = clock.now()
         summary = _args_summary(args, kwargs)
-        if self.breaker is not None and not self.breaker.allow(name, start):
-            if fallback is not None:
-                return await fallback()
-            return self._finish(ToolResult(
-                name, None, wording.circuit_open(name, self.breaker.cooldown),
-                error_type=RETRYABLE, error_code=ErrorCode.CIRCUIT_OPEN, attempts=0, call_id=call_id,
-                started_at=start, args_summary=summary))
-        on_start, on_attempt = self._attempt_hooks(name, call_id) if self.hooks else (None, None)
+        trial = False
+        if self.breaker is not None:
+            allowed, trial = self._breaker_allows(name, call_id, start)
+            if not allowed:
+                self._emit(ToolEvent("breaker_reject", name, call_id, start, code=ErrorCode.CIRCUIT_OPEN,
+                                     fallback=fallback[0] if fallback is not None else None))
+                if fallback is not None:
+                    return await fallback[1]()
+                return self._finish(ToolResult(
+                    name, None, wording.circuit_open(name, self.breaker.cooldown),
+                    error_type=RETRYABLE, error_code=ErrorCode.CIRCUIT_OPEN, attempts=0, call_id=call_id,
+                    started_at=start, args_summary=summary))
+        on_start, on_attempt, on_budget = self._observers(name, call_id) if self.hooks else (None, None, None)
         try:
             if self.retry is None:  # no argument name is reserved: args and kwargs travel as they are
-                outcome = await retry_call(policy or self.policy, tool_fn, args, kwargs,
-                                           on_attempt=on_attempt, on_attempt_start=on_start)
+                outcome = await retry_call(policy or self.policy, tool_fn, args, kwargs, budget=self.budget,
+                                           on_attempt=on_attempt, on_attempt_start=on_start, on_budget=on_budget)
             else:
                 outcome = await run_retry_plugin(self.retry, policy or self.policy, tool_fn, args, kwargs,
                                                  on_attempt=on_attempt, on_attempt_start=on_start)
@@ -348,6 +366,9 @@ class ToolExecutor:
         value, error = outcome
         value, source, _ = unwrap_envelope(value)  # a tool's {status, data, source, error}: opened here, once
         end = clock.now()
+        if self.breaker is not None:  # only "the service did not answer" counts against the circuit
+            failed = error is not None and outcome.info is not None and outcome.info.retryable
+            self._breaker_record(name, call_id, not failed, end, trial)
         fit = self._fit if self.parse is not None or self.truncate is not None else self._fit_default
         result = ToolResult(name, None, duration_ms=(end - start) * 1000.0, attempts=len(outcome.attempts),
                             call_id=call_id, started_at=start, args_summary=summary, trace=list(outcome.attempts),
@@ -369,8 +390,6 @@ class ToolExecutor:
                     result.artifact = value
         except PluginError as exc:
             return self._plugin_failed(name, exc, call_id, start, summary, result)
-        if self.breaker is not None:  # only "the service did not answer" counts against the circuit
-            self.breaker.record(name, not (result.status == "error" and result.error_type == RETRYABLE), end)
         return self._finish(result)
 
     def _fit_default(self, value: Any, kind: ToolKind | None) -> tuple[Any, bool]:
@@ -400,10 +419,37 @@ class ToolExecutor:
         failed.note = f"plug-in: {exc.plugin}"
         return self._finish(failed)
 
-    def _attempt_hooks(self, name: str, call_id: str | None) -> tuple[Callable[[int, float], None],
-                                                                      Callable[[Attempt], None]]:
-        """on_attempt_start / on_attempt callbacks that turn attempts into ToolEvents for the hooks."""
+    def _breaker_allows(self, name: str, call_id: str | None, now: float) -> tuple[bool, bool]:
+        """(whether the breaker lets the call through, whether it is the half-open trial); the change
+        open -> half_open is an event."""
+        breaker = self.breaker
+        assert breaker is not None
+        before = breaker.state(name, now)
+        allowed = breaker.allow(name, now)
+        trial = allowed and before != "closed"
+        if trial:
+            self._emit(ToolEvent("breaker_state", name, call_id, now, state="half_open", previous="open"))
+        return allowed, trial
+
+    def _breaker_record(self, name: str, call_id: str | None, ok: bool, now: float, trial: bool) -> None:
+        """Record a finished call in the breaker; a change of state is an event."""
+        breaker = self.breaker
+        assert breaker is not None
+        before = "half_open" if trial else breaker.state(name, now)
+        breaker.record(name, ok, now)
+        after = breaker.state(name, now)
+        if after != before:
+            self._emit(ToolEvent("breaker_state", name, call_id, now, state=after, previous=before,
+                                 wait=breaker.cooldown if after == "open" else 0.0))
+
+    def _observers(self, name: str, call_id: str | None) -> tuple[Callable[[int, float], None],
+                                                                  Callable[[Attempt], None],
+                                                                  Callable[[str, int, int], None]]:
+        """on_attempt_start / on_attempt / on_budget callbacks that turn the retry loop's news into ToolEvents."""
+        current = [0]  # the attempt running now: a budget event belongs to it
+
         def on_start(number: int, time: float) -> None:
+            current[0] = number
             self._emit(ToolEvent("attempt_start", name, call_id, time, number))
 
         def on_attempt(attempt: Attempt) -> None:
@@ -411,7 +457,11 @@ class ToolExecutor:
                                  attempt.error_type, attempt.code, record=attempt))
             if attempt.wait_after > 0:
                 self._emit(ToolEvent("wait", name, call_id, attempt.end, attempt.number, wait=attempt.wait_after))
-        return on_start, on_attempt
+
+        def on_budget(kind: str, cost: int, tokens: int) -> None:
+            self._emit(ToolEvent(f"budget_{kind}", name, call_id, get_clock().now(), current[0],  # type: ignore[arg-type]
+                                 cost=cost, tokens=tokens))
+        return on_start, on_attempt, on_budget
 
     def _emit(self, event: ToolEvent) -> None:
         call_hooks(self.hooks, event, self.hook_errors, event.kind)
@@ -464,8 +514,9 @@ class ToolExecutor:
         fallback = registry.get(tool.fallback) if tool.fallback else None
         run_fallback = None
         if fallback is not None and fallback is not tool:
-            async def run_fallback() -> ToolResult:
+            async def go() -> ToolResult:
                 return await self._run_fallback(tool, fallback, args, call, registry)
+            run_fallback = (fallback.name, go)
         return await self._execute(tool.fn, tool.name, (), args, call_id=call.id, kind=tool.kind,
                                    policy=self._policy_for(tool, args), fallback=run_fallback)
 

@@ -105,7 +105,9 @@ class RetryBudget:
     A retry costs `retry_cost` tokens (a timeout costs `timeout_cost`); a
     successful call refunds `success_refund`. When the bucket is empty, errors
     are returned instead of retried, so one failing dependency cannot turn one
-    question into hundreds of calls. Share one instance between tools.
+    question into hundreds of calls. Share one instance between tools: give it
+    to `ToolExecutor(budget=...)` (or `retry_call(..., budget=...)`); it is the
+    one mutable piece, so it is not part of the frozen RetryPolicy.
     """
 
     capacity: int = 500
@@ -119,17 +121,24 @@ class RetryBudget:
         if self.tokens < 0:
             self.tokens = self.capacity
 
+    def cost(self, info: ErrorInfo) -> int:
+        """What retrying after `info` costs: timeout_cost for a timeout, else retry_cost."""
+        return self.timeout_cost if info.code == ErrorCode.TIMEOUT else self.retry_cost
+
     def try_spend(self, info: ErrorInfo) -> bool:
         """Take the cost of retrying after `info`; False (and nothing taken) if it is not there."""
-        cost = self.timeout_cost if info.code == ErrorCode.TIMEOUT else self.retry_cost
+        cost = self.cost(info)
         if self.tokens < cost:
             self.denied += 1
             return False
         self.tokens -= cost
         return True
 
-    def refund(self) -> None:
+    def refund(self) -> int:
+        """Put success_refund back (never above capacity); returns how many tokens were put back."""
+        before = self.tokens
         self.tokens = min(self.capacity, self.tokens + self.success_refund)
+        return self.tokens - before
 
 
 @dataclass(frozen=True)
@@ -151,7 +160,6 @@ class RetryPolicy:
     max_retry_after: float = 60.0
     idempotent: bool = True
     classify: Callable[[BaseException], ErrorInfo] = classify_error
-    budget: RetryBudget | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_retries, int) or isinstance(self.max_retries, bool) or self.max_retries < 0:
@@ -327,10 +335,14 @@ def resolve_policy(max_retries: int | None = None, policy: RetryPolicy | None = 
     return policy.with_(max_retries=max_retries)
 
 
+BudgetObserver = Callable[[str, int, int], None]
+"""on_budget(kind, cost, tokens): kind "withdraw", "refund" or "deny"; tokens left afterwards."""
+
+
 async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], /, *args: Any,
                                max_retries: int | None = None, policy: RetryPolicy | None = None,
                                on_attempt: Callable[[Attempt], None] | None = None,
-                               **kwargs: Any) -> RetryOutcome:
+                               budget: RetryBudget | None = None, **kwargs: Any) -> RetryOutcome:
     """Call `tool_fn(*args, **kwargs)`, retrying transient failures with backoff.
 
     Returns `(result, error)`: on success error is None; on failure result is
@@ -340,27 +352,33 @@ async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], /, 
     after one attempt; retryable ones (timeouts, connection errors, 429, 5xx)
     are retried up to `max_retries` times (default 3) with the policy's
     backoff, at least as long as the server's Retry-After, within the policy's
-    deadline and retry budget. Waits use the current clock (`use_clock`).
+    deadline and the retry `budget` (a RetryBudget shared by many calls, or
+    None). Waits use the current clock (`use_clock`).
     KeyboardInterrupt, SystemExit and cancellation propagate.
 
     Settings: `max_retries` overrides `policy.max_retries` when both are given;
     `on_attempt(attempt)` is called after every attempt (its exceptions
     propagate: it is your code). Every other keyword goes to the tool; a tool
-    whose own parameters are named max_retries, policy or on_attempt is called
-    with `policy.call(tool_fn, **kwargs)` or `retry_call`, which reserve no names.
+    whose own parameters are named max_retries, policy, on_attempt or budget is
+    called with `policy.call(tool_fn, **kwargs)` or `retry_call`, which reserve no names.
     Raises ValueError for a max_retries that is not an int >= 0.
     """
-    return await retry_call(resolve_policy(max_retries, policy), tool_fn, args, kwargs, on_attempt=on_attempt)
+    return await retry_call(resolve_policy(max_retries, policy), tool_fn, args, kwargs, on_attempt=on_attempt,
+                            budget=budget)
 
 
 async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tuple = (),
-                     kwargs: dict | None = None, *, on_attempt: Callable[[Attempt], None] | None = None,
-                     on_attempt_start: Callable[[int, float], None] | None = None) -> RetryOutcome:
+                     kwargs: dict | None = None, *, budget: RetryBudget | None = None,
+                     on_attempt: Callable[[Attempt], None] | None = None,
+                     on_attempt_start: Callable[[int, float], None] | None = None,
+                     on_budget: BudgetObserver | None = None) -> RetryOutcome:
     """The retry loop: settings and the tool's arguments each in their own place.
 
     Calls `tool_fn(*args, **kwargs)` under `policy` (see call_tool_with_retry for
-    what is retried). `on_attempt_start(number, time)` runs before each attempt,
-    `on_attempt(attempt)` after it; both are the caller's code and may raise.
+    what is retried), spending from `budget` (a RetryBudget, or None: no budget).
+    `on_attempt_start(number, time)` runs before each attempt, `on_attempt(attempt)`
+    after it, `on_budget(kind, cost, tokens)` after every change the call makes to
+    the budget (and on a denial); all are the caller's code and may raise.
     """
     kwargs = kwargs or {}
     clock = get_clock()
@@ -391,11 +409,15 @@ async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tup
                 attempts.append(attempt)
                 if on_attempt is not None:
                     on_attempt(attempt)
-                if policy.budget is not None:
-                    policy.budget.refund()
+                if budget is not None:
+                    refunded = budget.refund()
+                    if refunded and on_budget is not None:
+                        on_budget("refund", refunded, budget.tokens)
                 return RetryOutcome(value, None, attempts=attempts, elapsed=end - start)
         t1 = clock.now()
         why, wait = _decide(policy, info, n, previous_wait, clock, start, t1)
+        if why is None and budget is not None:
+            why, wait = _spend(budget, info, wait, on_budget)
         attempt = Attempt(n, t0, t1, "timeout" if info.code == ErrorCode.TIMEOUT else "error",
                           info.error_type, info.code, info.message, wait or 0.0)
         attempts.append(attempt)
@@ -423,6 +445,17 @@ def _decide(policy: RetryPolicy, info: ErrorInfo, n: int, previous: float | None
         wait = max(wait, min(info.retry_after, policy.max_retry_after))
     if policy.deadline is not None and (now - start) + wait >= policy.deadline:
         return "deadline", None
-    if policy.budget is not None and not policy.budget.try_spend(info):
-        return "budget", None
     return None, (wait if math.isfinite(wait) else policy.backoff.cap)
+
+
+def _spend(budget: RetryBudget, info: ErrorInfo, wait: float | None,
+           on_budget: BudgetObserver | None) -> tuple[str | None, float | None]:
+    """Pay for the retry `_decide` allowed: (None, wait) when the budget has the tokens, else ("budget", None)."""
+    cost = budget.cost(info)
+    if budget.try_spend(info):
+        if on_budget is not None:
+            on_budget("withdraw", cost, budget.tokens)
+        return None, wait
+    if on_budget is not None:
+        on_budget("deny", cost, budget.tokens)
+    return "budget", None

@@ -262,8 +262,8 @@ def summarize_batch(batch: dict) -> str:
     fused = sum(1 for r in results if r.error_code == "CIRCUIT_OPEN")
     if fused:
         text += f"；熔断拦下 {fused} 次"
-    if executor.policy.budget is not None and executor.policy.budget.denied:
-        text += f"；重试额度拒绝 {executor.policy.budget.denied} 次"
+    if executor.budget is not None and executor.budget.denied:
+        text += f"；重试额度拒绝 {executor.budget.denied} 次"
     if batch["scaled"]:
         text += "（故障率合计超过 100%，已按比例缩放）"
     return text
