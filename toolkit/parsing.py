@@ -28,7 +28,7 @@ from typing import Any, Literal
 from .results import ToolResult, PartialResult, classify_error, error_from_envelope, redact, safe_str
 
 __all__ = [
-    "parse_tool_result", "smart_truncate", "shrink_json", "dumps", "estimate_tokens",
+    "parse_tool_result", "smart_truncate", "truncate_parts", "Truncation", "omission_marker", "shrink_json", "dumps", "estimate_tokens",
     "to_markdown_table", "fit_for_model", "ToolKind",
 ]
 
@@ -119,6 +119,48 @@ def _whole_secret_tail(text: str, start: int) -> int:
     return run[1] if run else start
 
 
+@dataclasses.dataclass(frozen=True)
+class Truncation:
+    """smart_truncate's answer in its parts: `head` + `marker` + `tail` is the text it returns.
+
+    head: the prefix kept; omitted: how many characters of the text were left out;
+    tail: the suffix kept; marker: the line stating `omitted` ("" when nothing was
+    left out: then head is the whole text and tail is "").
+    """
+
+    head: str
+    omitted: int
+    tail: str
+    marker: str
+
+    @property
+    def text(self) -> str:
+        """The truncated text, as smart_truncate returns it."""
+        return f"{self.head}{self.marker}{self.tail}"
+
+    @property
+    def truncated(self) -> bool:
+        return self.omitted > 0
+
+
+def omission_marker(omitted: int) -> str:
+    """The line smart_truncate puts where `omitted` characters were left out."""
+    return f"\n\n…（已省略 {omitted} 字符）…\n\n"
+
+
+def truncate_parts(text: str, max_chars: int = 8000, keep_head: int = 4000, keep_tail: int = 2000) -> Truncation:
+    """Where smart_truncate cuts `text`, as a Truncation (same arguments, same errors, same rules)."""
+    _check_budget_args(max_chars, keep_head, keep_tail)
+    if not isinstance(text, str):
+        raise TypeError(f"smart_truncate expects str, got {type(text).__name__}; use parse_tool_result for other values")
+    if len(text) <= max_chars:
+        return Truncation(text, 0, "", "")
+    head_end = _whole_secret_head(text, _head_end(text, keep_head))
+    tail_start = max(_whole_secret_tail(text, _tail_start(text, keep_tail)), head_end)
+    omitted = tail_start - head_end
+    return Truncation(text[:head_end], omitted, text[tail_start:], omission_marker(omitted))
+
+
 def smart_truncate(text: str, max_chars: int = 8000, keep_head: int = 4000, keep_tail: int = 2000) -> str:
     """Keep the head and the tail of a long text, cut at line boundaries.
 
@@ -127,20 +169,13 @@ def smart_truncate(text: str, max_chars: int = 8000, keep_head: int = 4000, keep
     paragraph, line or sentence boundary (at most `keep_head` characters), the
     tail a suffix starting after a line break (at most `keep_tail`), and the
     marker states exactly how many characters were left out. The result is
-    never longer than keep_head + keep_tail + the marker.
+    never longer than keep_head + keep_tail + the marker. `truncate_parts`
+    gives the same cut as its parts (head, omitted count, tail, marker).
 
     Raises ValueError for negative sizes or keep_head + keep_tail > max_chars,
     TypeError when `text` is not a str.
     """
-    _check_budget_args(max_chars, keep_head, keep_tail)
-    if not isinstance(text, str):
-        raise TypeError(f"smart_truncate expects str, got {type(text).__name__}; use parse_tool_result for other values")
-    if len(text) <= max_chars:
-        return text
-    head_end = _whole_secret_head(text, _head_end(text, keep_head))
-    tail_start = max(_whole_secret_tail(text, _tail_start(text, keep_tail)), head_end)
-    omitted = tail_start - head_end
-    return f"{text[:head_end]}\n\n…（已省略 {omitted} 字符）…\n\n{text[tail_start:]}"
+    return truncate_parts(text, max_chars, keep_head, keep_tail).text
 
 
 # --- converting anything to JSON, within a budget -------------------------------
