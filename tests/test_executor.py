@@ -11,7 +11,7 @@ import pytest
 
 from toolkit import (CircuitBreaker, HTTPStatusError, PartialResult, RetryBudget, RetryPolicy, Tool, ToolExecutor,
                      ToolRegistry, ToolResult, dumps, format_tool_message, inject_faults, parse_tool_call)
-from toolkit.executor import ToolCall
+from toolkit.wire import ToolCall
 from support import Flaky
 
 
@@ -532,7 +532,7 @@ def test_schema_validator_is_built_once_per_tool():
 
 def test_first_schema_check_skips_the_iri_grammar_but_leaves_it_importable():
     code = ("import sys, importlib.util\n"
-            "from toolkit.executor import _jsonschema\n"
+            "from toolkit.registry import _jsonschema\n"
             "_jsonschema()\n"
             "assert 'rfc3987_syntax' not in sys.modules\n"
             "if importlib.util.find_spec('rfc3987_syntax'):\n"

@@ -26,7 +26,8 @@ from toolkit import (HTTPStatusError, RetryableToolError, FatalToolError, TaskCo
                      ToolExecutor, ToolRegistry, ToolResult, classify_error, evaluate_tool_result,
                      format_tool_message, parse_tool_call, parse_tool_result, redact, shrink_json, smart_truncate)
 from toolkit.decisions import ACTIONS
-from toolkit.parsing import dumps, estimate_tokens
+from toolkit.parsing import estimate_tokens
+from toolkit.shrink import dumps
 from toolkit.safety import detect_instructions, redact_value
 
 QUICK, SLOW = 40, 1_300          # examples per target; 9 targets x 1,300 = 11,700 in the slow run

@@ -120,5 +120,6 @@ def test_no_if_chain_on_format_names_outside_the_wire_module():
 
     import toolkit.executor
     import toolkit.messages
-    for module in (toolkit.executor, toolkit.messages):
+    import toolkit.registry
+    for module in (toolkit.executor, toolkit.messages, toolkit.registry):
         assert not re.search(r"""==\\s*["'](openai_chat|openai_responses|anthropic)["']""", inspect.getsource(module))

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from .knowledge import knowledge_for
-from .parsing import fit_for_model, parse_tool_result
+from .fitting import fit_for_model
+from .parsing import parse_tool_result
 from .results import ToolResult, safe_str
 
 __all__ = ["evaluate_tool_result", "suggestion_for", "ACTIONS", "LONG_RESULT_CHARS"]

@@ -1,4 +1,4 @@
-"""Running tools: the registry, the ToolExecutor, circuit breakers, history and the audit log.
+"""Running tools: the ToolExecutor, one tool call from its arguments to its ToolResult.
 
 `ToolExecutor.execute(tool_fn, name, *args)` is the original course code's executor with its
 bugs fixed: only retryable errors are retried, waits have jitter, `data` is
@@ -6,258 +6,31 @@ always what the model will see (a JSON-serializable value within
 `result_max_chars`), and the full output stays in `artifact`.
 `run_tool_calls` runs a model's parallel tool calls under a concurrency limit;
 every call gets exactly one ToolResult, whatever happens to the others.
+The tools and their schemas live in toolkit.registry, the circuit breaker in
+toolkit.breaker, history, statistics and the audit log in toolkit.audit.
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
-import json
-import sys
 from collections import deque
-from dataclasses import dataclass, field
 from typing import IO, Any, Awaitable, Callable, Iterable
 
 from . import wording
+from .audit import CallRecords
+from .breaker import CircuitBreaker
 from .clock import Clock, get_clock, use_clock
-from .hooks import BreakerState, Hook, HookError, ToolEvent, call_hooks
-from .parsing import ToolKind, dumps, fit_for_model, shrink_json
+from .fitting import ToolKind, fit_and_redact
+from .hooks import Hook, HookError, ToolEvent, call_hooks
 from .plugins import ParseFn, PluginError, RetryFn, TruncateFn, apply_parse, apply_truncate, run_retry_plugin
+from .registry import Tool, ToolRegistry
 from .results import (FATAL, PARTIAL, RETRYABLE, ErrorCode, ErrorInfo, PartialResult, ToolResult,
                       classify_error, redact, safe_str, unwrap_envelope)
 from .retry import Attempt, RetryBudget, RetryPolicy, retry_call
 from .safety import redact_value
-from .wire import WireFormat, ToolCall, get_format, parse_tool_call
+from .wire import ToolCall, parse_tool_call
 
-__all__ = ["Tool", "ToolRegistry", "ToolExecutor", "CircuitBreaker", "ToolCall", "parse_tool_call"]
-
-_PY_TO_JSON = {str: "string", int: "integer", float: "number", bool: "boolean",
-               list: "array", dict: "object"}
-
-
-def _schema_from_signature(fn: Callable) -> dict:
-    """A JSON schema from a function's signature (str/int/float/bool/list/dict hints)."""
-    props: dict[str, dict] = {}
-    required: list[str] = []
-    try:
-        hints = inspect.get_annotations(fn, eval_str=True)
-    except Exception:
-        hints = {}
-    for name, param in inspect.signature(fn).parameters.items():
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            continue
-        json_type = _PY_TO_JSON.get(hints.get(name))
-        props[name] = {"type": json_type} if json_type else {}
-        if param.default is param.empty:
-            required.append(name)
-    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
-
-
-@dataclass(frozen=True)
-class Tool:
-    """A registered tool: the function and what the model is told about it.
-
-    kind: "query" / "read" / "write" preprocessing (see parse_tool_result).
-    writes: True if the tool changes something: it is then not retried after
-    a timeout unless the call carries an "idempotency_key" argument.
-    fallback: the name of a tool to use while this one's circuit is open.
-    """
-
-    name: str
-    fn: Callable[..., Any]
-    description: str
-    parameters: dict
-    kind: ToolKind | None = None
-    writes: bool = False
-    fallback: str | None = None
-
-    def schema(self, fmt: "str | WireFormat" = "openai_chat") -> dict:
-        """This tool's entry in a request's tools list, in wire format `fmt` (see toolkit.wire)."""
-        return get_format(fmt).tool_schema(self.name, self.description, self.parameters)
-
-    def openai_schema(self) -> dict:
-        """Chat Completions: {"type": "function", "function": {...}}."""
-        return self.schema("openai_chat")
-
-    def responses_schema(self) -> dict:
-        """Responses API: {"type": "function", "name", "description", "parameters", "strict"}."""
-        return self.schema("openai_responses")
-
-    def anthropic_schema(self) -> dict:
-        return self.schema("anthropic")
-
-
-def _jsonschema() -> Any:
-    """jsonschema, imported on first use (importing toolkit stays fast).
-
-    jsonschema's optional IRI format checker imports rfc3987_syntax, which builds a
-    grammar at import time (about 1 s). Argument checking never checks formats, so
-    that module is hidden while jsonschema is first imported, and only then.
-    """
-    hide = "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules
-    if hide:
-        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # makes its import fail fast
-    try:
-        import jsonschema
-    finally:
-        if hide:
-            del sys.modules["rfc3987_syntax"]
-    return jsonschema
-
-
-class ToolRegistry:
-    """The tools a model may call, their JSON schemas, and argument checking."""
-
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
-        self._tools: dict[str, Tool] = {}
-        self._validators: dict[str, tuple[Tool, Any]] = {}
-        for tool in tools:
-            self.add(tool)
-
-    def add(self, tool: Tool) -> Tool:
-        if not tool.name or not isinstance(tool.name, str):
-            raise ValueError(f"a tool needs a non-empty name, got {tool.name!r}")
-        self._tools[tool.name] = tool
-        return tool
-
-    def _validator(self, tool: Tool) -> Any:
-        """The tool's JSON-schema validator, built once per registered tool."""
-        cached = self._validators.get(tool.name)
-        if cached is None or cached[0] is not tool:
-            cached = self._validators[tool.name] = (tool, _jsonschema().Draft202012Validator(tool.parameters))
-        return cached[1]
-
-    def register(self, fn: Callable | None = None, *, name: str | None = None,
-                 description: str | None = None, parameters: dict | None = None,
-                 kind: ToolKind | None = None, writes: bool = False, fallback: str | None = None):
-        """Register `fn` (also usable as a decorator). The schema defaults to one from its signature."""
-        def wrap(f: Callable) -> Callable:
-            doc = (inspect.getdoc(f) or "").strip()
-            self.add(Tool(name or f.__name__, f, description or doc or (name or f.__name__),
-                          parameters or _schema_from_signature(f), kind, writes, fallback))
-            return f
-        return wrap(fn) if fn is not None else wrap
-
-    def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._tools
-
-    def __iter__(self):
-        return iter(self._tools.values())
-
-    def __len__(self) -> int:
-        return len(self._tools)
-
-    @property
-    def names(self) -> list[str]:
-        return list(self._tools)
-
-    def tools(self, fmt: "str | WireFormat" = "openai_chat") -> list[dict]:
-        """The request's `tools=[...]` list in wire format `fmt` (ValueError for an unknown one)."""
-        wire = get_format(fmt)
-        return [wire.tool_schema(t.name, t.description, t.parameters) for t in self._tools.values()]
-
-    def openai_tools(self) -> list[dict]:
-        """The `tools=[...]` list for Chat Completions."""
-        return self.tools("openai_chat")
-
-    def responses_tools(self) -> list[dict]:
-        """The `tools=[...]` list for the Responses API."""
-        return self.tools("openai_responses")
-
-    def anthropic_tools(self) -> list[dict]:
-        return self.tools("anthropic")
-
-    def check_arguments(self, tool: Tool, raw: Any) -> tuple[dict | None, ErrorInfo | None]:
-        """Parse and validate arguments: (arguments, None) or (None, why they were refused)."""
-        if raw is None or (isinstance(raw, str) and not raw.strip()):
-            args: Any = {}
-        elif isinstance(raw, str):
-            try:
-                args = json.loads(raw)
-            except (ValueError, RecursionError) as exc:
-                return None, ErrorInfo(FATAL, ErrorCode.INVALID_ARGUMENTS_JSON,
-                                       wording.arguments_not_json(tool.name, safe_str(exc, 120)))
-        else:
-            args = raw
-        if not isinstance(args, dict):
-            return None, ErrorInfo(FATAL, ErrorCode.INVALID_ARGUMENTS,
-                                   wording.arguments_not_object(tool.name, type(args).__name__))
-        try:
-            errors = sorted(self._validator(tool).iter_errors(args), key=lambda e: list(e.path))
-        except Exception as exc:  # a broken schema is the tool author's bug: say so
-            return None, ErrorInfo(FATAL, ErrorCode.BAD_TOOL_SCHEMA, wording.bad_tool_schema(tool.name, safe_str(exc, 200)))
-        if errors:
-            err = errors[0]
-            where = "/".join(str(p) for p in err.path) or "(顶层)"
-            return None, ErrorInfo(FATAL, ErrorCode.INVALID_ARGUMENTS,
-                                   wording.arguments_invalid(tool.name, where, safe_str(err.message, 200)))
-        return args, None
-
-
-@dataclass
-class CircuitBreaker:
-    """Per-tool circuit breaker: after `failure_threshold` consecutive retryable
-    failures, calls fail fast (or go to the tool's fallback) for `cooldown`
-    seconds; then one trial call decides whether it closes again.
-
-    Only a retryable failure (the service did not answer) counts. Any answer
-    resets the count and closes the circuit: a success, a partial result (the
-    service answered with part of the data) and a fatal error (it answered no).
-    States: "closed"; "open" (cooling down: calls are refused); "half_open" (the
-    cool-down is over: the next call goes through as the trial, and while it runs
-    the others are refused). A trial that never reports back counts as lost after
-    another `cooldown`, and the next call becomes the trial.
-    """
-
-    failure_threshold: int = 5
-    cooldown: float = 30.0
-    _failures: dict[str, int] = field(default_factory=dict, repr=False)
-    _opened_at: dict[str, float] = field(default_factory=dict, repr=False)
-    _trial_at: dict[str, float] = field(default_factory=dict, repr=False)
-
-    def state(self, name: str, now: float) -> BreakerState:
-        """"closed", "open" or "half_open"."""
-        opened = self._opened_at.get(name)
-        if opened is None:
-            return "closed"
-        if name in self._trial_at:
-            return "half_open"
-        return "open" if now - opened < self.cooldown else "half_open"
-
-    def allow(self, name: str, now: float) -> bool:
-        """Whether a call may go ahead; after the cool-down only one trial call does."""
-        opened = self._opened_at.get(name)
-        if opened is None:
-            return True
-        trial = self._trial_at.get(name)
-        if now - (opened if trial is None else trial) < self.cooldown:
-            return False  # cooling down, or a trial call is running
-        self._trial_at[name] = now
-        return True
-
-    def record(self, name: str, ok: bool, now: float) -> None:
-        """Record one finished call: ok=False only for a retryable failure (see the class doc)."""
-        self._trial_at.pop(name, None)
-        if ok:
-            self._failures.pop(name, None)
-            self._opened_at.pop(name, None)
-            return
-        self._failures[name] = self._failures.get(name, 0) + 1
-        if self._failures[name] >= self.failure_threshold or name in self._opened_at:
-            self._opened_at[name] = now
-
-
-@dataclass
-class _Stats:
-    calls: int = 0
-    success: int = 0
-    partial: int = 0
-    failed: int = 0
-    retries: int = 0
-    duration_ms: float = 0.0
+__all__ = ["ToolExecutor"]
 
 
 class ToolExecutor:
@@ -316,8 +89,8 @@ class ToolExecutor:
         self.breaker = breaker
         self.clock = clock
         self.parse, self.truncate, self.retry = parse, truncate, retry
-        self.call_history: deque[ToolResult] = deque(maxlen=history_limit)
-        self._stats: dict[str, _Stats] = {}
+        self.records = CallRecords(history_limit)
+        self.call_history: deque[ToolResult] = self.records.history
         self.listeners: list[Callable[[ToolResult], None]] = []
         self.hooks: list[Hook] = list(hooks)
         self.hook_errors: deque[HookError] = deque(maxlen=1000)
@@ -394,7 +167,7 @@ class ToolExecutor:
 
     def _fit_default(self, value: Any, kind: ToolKind | None) -> tuple[Any, bool]:
         """The budgeted data for `value`, the toolkit's way (fit_for_model, redacted)."""
-        return _fit(value, self.result_max_chars, kind)
+        return fit_and_redact(value, self.result_max_chars, kind)
 
     def _fit(self, value: Any, kind: ToolKind | None) -> tuple[Any, bool]:
         """The budgeted data for `value` through the parse / truncate plug-ins (PluginError if one fails)."""
@@ -406,7 +179,7 @@ class ToolExecutor:
             value = apply_truncate(self.truncate, value, max_chars)
         if self.parse is not None or isinstance(value, str) and value is not raw:  # the plug-in's text stands
             return redact_value(value), not _same(value, raw)
-        return _fit(value, max_chars, kind)
+        return fit_and_redact(value, max_chars, kind)
 
     def _plugin_failed(self, name: str, exc: PluginError, call_id: str | None, start: float, summary: str,
                        result: ToolResult | None = None) -> ToolResult:
@@ -467,21 +240,8 @@ class ToolExecutor:
         call_hooks(self.hooks, event, self.hook_errors, event.kind)
 
     def _finish(self, result: ToolResult) -> ToolResult:
-        self.call_history.append(result)
-        stats = self._stats.get(result.name)
-        if stats is None:  # not setdefault(name, _Stats()): that builds a _Stats on every call
-            stats = self._stats[result.name] = _Stats()
-        stats.calls += 1
-        if result.attempts > 1:
-            stats.retries += result.attempts - 1
-        stats.duration_ms += result.duration_ms
+        self.records.add(result)
         status = result.status
-        if status == "success":
-            stats.success += 1
-        elif status == "partial":
-            stats.partial += 1
-        else:
-            stats.failed += 1
         if self.listeners:  # a listener's error is recorded, never raised into the call (or the batch)
             call_hooks(self.listeners, result, self.hook_errors, "listener")
         if self.hooks:
@@ -571,50 +331,19 @@ class ToolExecutor:
     def get_summary(self) -> dict:
         """Totals over every call so far: total_calls, success_rate, avg_duration_ms,
         retries, partial, failed, and per_tool counts."""
-        total = sum(s.calls for s in self._stats.values())
-        success = sum(s.success for s in self._stats.values())
-        duration = sum(s.duration_ms for s in self._stats.values())
-        return {
-            "total_calls": total,
-            "success_rate": round(success / max(total, 1), 4),
-            "avg_duration_ms": round(duration / max(total, 1), 1),
-            "retries": sum(s.retries for s in self._stats.values()),
-            "partial": sum(s.partial for s in self._stats.values()),
-            "failed": sum(s.failed for s in self._stats.values()),
-            "per_tool": {name: {"calls": s.calls, "success": s.success, "partial": s.partial,
-                                "failed": s.failed, "retries": s.retries}
-                         for name, s in self._stats.items()},
-        }
+        return self.records.summary()
 
     def audit_records(self, task_id: str | None = None) -> list[dict]:
         """One dict per call in history: the audit log the lesson asks for (no secrets)."""
-        return [_audit(r, task_id) for r in self.call_history]
+        return self.records.audit_records(task_id)
 
     def export_jsonl(self, file: IO[str], task_id: str | None = None) -> int:
         """Write the audit log as JSON Lines to an open text file; returns the line count."""
-        records = self.audit_records(task_id)
-        for record in records:
-            file.write(json.dumps(record, ensure_ascii=False) + "\n")
-        return len(records)
+        return self.records.export_jsonl(file, task_id)
 
     def reset(self) -> None:
         """Forget history and statistics."""
-        self.call_history.clear()
-        self._stats.clear()
-
-
-def _fit(value: Any, max_chars: int, kind: ToolKind | None = None) -> tuple[Any, bool]:
-    """fit_for_model, also counting a string's JSON escapes (a newline is 2 characters in JSON),
-    with anything that looks like a key redacted (redaction only ever shortens)."""
-    if value is None:
-        return None, False
-    data, cut = fit_for_model(value, max_chars, kind)
-    for _ in range(3):
-        if not isinstance(data, str) or len(dumps(data)) <= max_chars:
-            return redact_value(data), cut
-        over = len(dumps(data)) - max_chars
-        data, cut = fit_for_model(value, max(len(data) - over - 8, 20), kind)[0], True
-    return redact_value(data if len(dumps(data)) <= max_chars else shrink_json(data, max_chars)), True
+        self.records.reset()
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -630,25 +359,3 @@ def _args_summary(args: tuple, kwargs: dict) -> str:
         return ""
     parts = [safe_str(a, 80) for a in args] + [f"{safe_str(k, 40)}={safe_str(v, 80)}" for k, v in kwargs.items()]
     return safe_str(", ".join(parts), 200)
-
-
-def _payload(data: Any) -> Any:
-    """The part worth summarizing: a course tool envelope's "data" when it has one."""
-    if isinstance(data, dict) and data.get("data") not in (None, "", [], {}) and "status" in data:
-        return data["data"]
-    return data
-
-
-def _audit(result: ToolResult, task_id: str | None) -> dict:
-    source = result.source if result.source is not None else (
-        result.artifact.get("source") if isinstance(result.artifact, dict) else None)
-    return {
-        "task_id": task_id, "tool": result.name, "call_id": result.call_id,
-        "arguments": redact(result.args_summary or ""), "status": result.status,
-        "error_type": result.error_type, "error_code": result.error_code,
-        "error": redact(result.error) if result.error else None,
-        "source": redact_value(source) if isinstance(source, (list, str)) else None,  # URLs can carry keys
-        "result_summary": redact(safe_str(dumps(fit_for_model(_payload(result.data), 200)[0]), 200)),
-        "attempts": result.attempts, "duration_ms": round(result.duration_ms, 1),
-        "started_at": round(result.started_at, 3),
-    }

@@ -12,7 +12,8 @@ import json
 from typing import Any
 
 from . import wording
-from .parsing import dumps, fit_for_model, shrink_json
+from .fitting import fit_for_model
+from .shrink import dumps, shrink_json
 from .results import PARTIAL, PartialResult, ToolResult, classify_error, safe_str, unwrap_envelope
 from .safety import redact_value, tool_output_warnings
 from .task_context import RESULT_MARKER, TaskContext, split_task_context, with_task_context  # noqa: F401  (re-exported)

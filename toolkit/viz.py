@@ -519,7 +519,7 @@ def breaker_windows(results: Iterable[ToolResult], failure_threshold: int = 5,
     window ends after `cooldown`, or earlier when a trial call succeeds. Calls refused
     with CIRCUIT_OPEN are not replayed (the breaker never saw them).
     """
-    from .executor import CircuitBreaker
+    from .breaker import CircuitBreaker
 
     replay = CircuitBreaker(failure_threshold=failure_threshold, cooldown=cooldown)
     windows: dict[str, list[list[float]]] = {}

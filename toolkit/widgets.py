@@ -41,9 +41,13 @@ import ipywidgets as W
 
 from .clock import SimulatedClock, use_clock
 from .decisions import ACTIONS, evaluate_tool_result
-from .executor import CircuitBreaker, Tool, ToolExecutor, ToolRegistry
+from .breaker import CircuitBreaker
+from .executor import ToolExecutor
+from .registry import Tool, ToolRegistry
 from .faults import FAULTS, inject_faults
-from .parsing import dumps, parse_tool_result, smart_truncate
+from .parsing import parse_tool_result
+from .shrink import dumps
+from .truncate import smart_truncate
 from .results import ToolResult, safe_str
 from .retry import Backoff, RetryBudget, RetryPolicy
 

@@ -24,7 +24,9 @@ from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 from ..clock import get_clock
-from ..executor import ToolExecutor, ToolRegistry, parse_tool_call
+from ..executor import ToolExecutor
+from ..registry import ToolRegistry
+from ..wire import parse_tool_call
 from ..messages import format_tool_message
 from ..results import FATAL, RETRYABLE, ToolResult, redact, safe_str
 from ..safety import redact_value

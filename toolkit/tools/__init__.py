@@ -14,7 +14,7 @@ import copy
 import functools
 from typing import Any, Callable
 
-from ..executor import ToolRegistry
+from ..registry import ToolRegistry
 from ..knowledge import teach
 from ._files import DATA_DIR_ENV, DataDir, data_dir
 from .sales import SALES_KNOWLEDGE, analyze_sales_csv
