@@ -463,12 +463,12 @@ def test_export_jsonl_writes_one_line_per_call(sim_clock):
     assert "晴" in lines[0]  # Chinese readable in the log
 
 
-def test_listeners_see_every_result(sim_clock):
+def test_executor_has_one_way_to_observe_calls_hooks(sim_clock):
     executor = ToolExecutor()
     seen = []
-    executor.listeners.append(seen.append)
+    executor.hooks.append(lambda e: seen.append(e.result.name) if e.kind == "call_end" else None)
     run(executor.execute(Flaky(), "t"))
-    assert [r.name for r in seen] == ["t"]
+    assert seen == ["t"] and not hasattr(executor, "listeners")
 
 
 def test_executor_budget_is_shared_by_all_calls(sim_clock):
@@ -522,9 +522,9 @@ def test_schema_validator_is_built_once_per_tool():
     registry.register(lambda city: city, name="weather",
                       parameters={"type": "object", "properties": {"city": {"type": "string"}}})
     tool = registry.get("weather")
-    assert registry.check_arguments(tool, '{"city": "上海"}') == ({"city": "上海"}, None)
+    assert registry.check_arguments(tool, {"city": "上海"}) == ({"city": "上海"}, None)
     first = registry._validator(tool)
-    assert registry.check_arguments(tool, '{"city": 1}')[1].code == "INVALID_ARGUMENTS"
+    assert registry.check_arguments(tool, {"city": 1})[1].code == "INVALID_ARGUMENTS"
     assert registry._validator(tool) is first
     registry.register(lambda city: city, name="weather", parameters={"type": "object"})  # replaced
     assert registry._validator(registry.get("weather")) is not first

@@ -268,7 +268,7 @@ def check_tool_call_parser(call: Any) -> None:
         assert result.error and result.error_type == "fatal" and result.attempts == 0
     tool = REGISTRY.get(parsed.name)
     if tool is not None:
-        args, problem = REGISTRY.check_arguments(tool, parsed.arguments)
+        args, problem = REGISTRY.check_arguments(tool, parsed)
         assert (args is None) != (problem is None)
     json.loads(format_tool_message(result.name, "call_1", result)["content"])
 

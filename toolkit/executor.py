@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from typing import IO, Any, Awaitable, Callable, Iterable
+from typing import IO, Any, Callable, Iterable
 
 from . import wording
 from .audit import CallRecords
@@ -24,9 +24,9 @@ from .fitting import ToolKind, fit_and_redact
 from .hooks import Hook, HookError, ToolEvent, call_hooks
 from .plugins import ParseFn, PluginError, RetryFn, TruncateFn, apply_parse, apply_truncate, run_retry_plugin
 from .registry import Tool, ToolRegistry
-from .results import (FATAL, PARTIAL, RETRYABLE, ErrorCode, ErrorInfo, PartialResult, ToolResult,
-                      classify_error, redact, safe_str, unwrap_envelope)
-from .retry import Attempt, RetryBudget, RetryPolicy, retry_call
+from .results import (FATAL, PARTIAL, RETRYABLE, UNAVAILABLE_CODES, ErrorCode, ErrorInfo, PartialResult, ToolResult,
+                      classify_error, redact, safe_str)
+from .retry import Attempt, RetryBudget, RetryOutcome, RetryPolicy, retry_call
 from .safety import redact_value
 from .wire import ToolCall, parse_tool_call
 
@@ -36,20 +36,26 @@ __all__ = ["ToolExecutor"]
 class ToolExecutor:
     """Runs tools with retries, budgets results, and keeps history and statistics.
 
-    max_retries: retries after the first attempt (transient errors only).
+    max_retries: retries after the first attempt (transient errors only; default 3),
+    or policy: a whole RetryPolicy (give one of the two, not both).
     result_max_chars: the JSON of `ToolResult.data` is at most this long.
     concurrency: how many tool calls of one batch run at once.
     history_limit: how many results `call_history` keeps (statistics count all).
-    policy / breaker / budget: a RetryPolicy, a CircuitBreaker and a RetryBudget
-    (shared by all tools; kept as `self.budget`) to use instead of the defaults.
+    breaker / budget: a CircuitBreaker and a RetryBudget (shared by all tools;
+    kept as `self.breaker` and `self.budget`), or None for none.
     clock: leave it None to use the current clock (`use_clock`), as everything
     else does; a clock given here overrides the current one for this
     executor's calls and everything they run (tools, inject_faults latency).
     hooks: functions called with a frozen ToolEvent when an attempt starts or
     ends, before a backoff wait, when a call is finished, when a tool's circuit
-    changes state or refuses a call, and when the retry budget is spent, refunded
-    or denied (toolkit.hooks lists the kinds; `self.hooks` is a list: append later too). `listeners` get each finished ToolResult. What a
-    hook or listener raises is kept in `hook_errors`, never raised into a call.
+    changes state or refuses a call, and when the retry budget is spent,
+    refunded or denied (toolkit.hooks lists the kinds; `self.hooks` is a list:
+    append later too). What a hook raises is kept in `hook_errors`, never raised
+    into a call.
+
+    A tool's fallback (Tool.fallback, through `run_tool_call`) answers when the
+    tool's circuit is open, and when the tool's retries ended on a service that
+    is down (UNAVAILABLE, BAD_GATEWAY); the model is told in the result's note.
 
     Plug-in points, for a student's own piece (each None: the toolkit's):
     parse(raw_output, max_chars) -> value: turns the tool's raw output into
@@ -64,25 +70,28 @@ class ToolExecutor:
       async: replaces call_tool_with_retry; error is None or a str.
     A plug-in that raises or returns the wrong type gives an error ToolResult
     with error_code PLUGIN_ERROR naming the plug-in, never an exception.
+    Raises ValueError (in Chinese) for settings that cannot work.
     """
 
-    def __init__(self, max_retries: int = 3, result_max_chars: int = 8000, *,
+    def __init__(self, max_retries: int | None = None, result_max_chars: int = 8000, *,
                  policy: RetryPolicy | None = None, registry: ToolRegistry | None = None,
                  concurrency: int = 8, history_limit: int = 10_000,
                  breaker: CircuitBreaker | None = None, budget: RetryBudget | None = None,
                  clock: Clock | None = None, hooks: Iterable[Hook] = (),
                  parse: ParseFn | None = None, truncate: TruncateFn | None = None,
                  retry: RetryFn | None = None) -> None:
-        if not isinstance(result_max_chars, int) or result_max_chars < 20:
-            raise ValueError(f"result_max_chars must be an int >= 20, got {result_max_chars!r}")
-        if not isinstance(concurrency, int) or concurrency < 1:
-            raise ValueError(f"concurrency must be an int >= 1, got {concurrency!r}")
+        if max_retries is not None and policy is not None:
+            raise ValueError(wording.max_retries_beside_policy(max_retries, "ToolExecutor(policy=RetryPolicy"))
+        if not isinstance(result_max_chars, int) or isinstance(result_max_chars, bool) or result_max_chars < 20:
+            raise ValueError(f"result_max_chars 应是不小于 20 的整数，收到 {result_max_chars!r}")
+        if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
+            raise ValueError(f"concurrency 应是不小于 1 的整数，收到 {concurrency!r}")
         for label, plugin in (("parse", parse), ("truncate", truncate), ("retry", retry)):
             if plugin is not None and not callable(plugin):
-                raise ValueError(f"{label} must be a function or None, got {plugin!r}")
-        self.policy = policy or RetryPolicy(max_retries=max_retries)
-        self.budget = budget
+                raise ValueError(f"{label} 应是一个函数或 None，收到 {plugin!r}")
+        self.policy = policy if policy is not None else RetryPolicy(max_retries=3 if max_retries is None else max_retries)
         self.max_retries = self.policy.max_retries
+        self.budget = budget
         self.result_max_chars = result_max_chars
         self.registry = registry or ToolRegistry()
         self.concurrency = concurrency
@@ -91,7 +100,6 @@ class ToolExecutor:
         self.parse, self.truncate, self.retry = parse, truncate, retry
         self.records = CallRecords(history_limit)
         self.call_history: deque[ToolResult] = self.records.history
-        self.listeners: list[Callable[[ToolResult], None]] = []
         self.hooks: list[Hook] = list(hooks)
         self.hook_errors: deque[HookError] = deque(maxlen=1000)
 
@@ -103,14 +111,20 @@ class ToolExecutor:
     async def execute(self, tool_fn: Callable[..., Any], tool_name: str, /, *args: Any, **kwargs: Any) -> ToolResult:
         """Run one tool (sync or async) with retries; returns a ToolResult, never raises for tool errors."""
         if self.clock is None:  # the common case, without a context manager per call
-            return await self._execute(tool_fn, tool_name, args, kwargs)
-        with use_clock(self.clock):
-            return await self._execute(tool_fn, tool_name, args, kwargs)
+            result = await self._execute(tool_fn, tool_name, args, kwargs)
+        else:
+            with use_clock(self.clock):
+                result = await self._execute(tool_fn, tool_name, args, kwargs)
+        assert result is not None  # no fallback was offered, so the breaker's refusal is a result too
+        return result
 
     async def _execute(self, tool_fn: Callable, name: str, args: tuple, kwargs: dict, *,
                        call_id: str | None = None, kind: ToolKind | None = None,
-                       policy: RetryPolicy | None = None,
-                       fallback: tuple[str, Callable[[], Awaitable[ToolResult]]] | None = None) -> ToolResult:
+                       policy: RetryPolicy | None = None, fallback: str | None = None,
+                       note: str | None = None) -> ToolResult | None:
+        """One call through breaker, retries and budget, as one ToolResult built once.
+
+        None when the circuit is open and `fallback` (a tool name) is to answer instead."""
         clock = get_clock()
         start = clock.now()
         summary = _args_summary(args, kwargs)
@@ -119,13 +133,13 @@ class ToolExecutor:
             allowed, trial = self._breaker_allows(name, call_id, start)
             if not allowed:
                 self._emit(ToolEvent("breaker_reject", name, call_id, start, code=ErrorCode.CIRCUIT_OPEN,
-                                     fallback=fallback[0] if fallback is not None else None))
+                                     fallback=fallback))
                 if fallback is not None:
-                    return await fallback[1]()
+                    return None
                 return self._finish(ToolResult(
                     name, None, wording.circuit_open(name, self.breaker.cooldown),
-                    error_type=RETRYABLE, error_code=ErrorCode.CIRCUIT_OPEN, attempts=0, call_id=call_id,
-                    started_at=start, args_summary=summary))
+                    error_type=RETRYABLE, error_code=ErrorCode.CIRCUIT_OPEN, attempts=0, truncated=False,
+                    call_id=call_id, started_at=start, args_summary=summary))
         on_start, on_attempt, on_budget = self._observers(name, call_id) if self.hooks else (None, None, None)
         try:
             if self.retry is None:  # no argument name is reserved: args and kwargs travel as they are
@@ -136,42 +150,32 @@ class ToolExecutor:
                                                  on_attempt=on_attempt, on_attempt_start=on_start)
         except PluginError as exc:
             return self._plugin_failed(name, exc, call_id, start, summary)
-        value, error = outcome
-        value, source, _ = unwrap_envelope(value)  # a tool's {status, data, source, error}: opened here, once
-        end = clock.now()
+        error, info, end = outcome.error, outcome.info, clock.now()
         if self.breaker is not None:  # only "the service did not answer" counts against the circuit
-            failed = error is not None and outcome.info is not None and outcome.info.retryable
-            self._breaker_record(name, call_id, not failed, end, trial)
-        fit = self._fit if self.parse is not None or self.truncate is not None else self._fit_default
-        result = ToolResult(name, None, duration_ms=(end - start) * 1000.0, attempts=len(outcome.attempts),
-                            call_id=call_id, started_at=start, args_summary=summary, trace=list(outcome.attempts),
-                            source=source)
-        try:
-            if error is None and isinstance(value, PartialResult):
-                result.data, result.truncated = fit(value.data, kind)
-                result.artifact = value.data
-                result.missing = safe_str(value.missing)
-                result.error, result.error_type = wording.partial_missing(result.missing), PARTIAL
-            elif error is None:
-                result.data, result.truncated = fit(value, kind)
-                result.artifact = value
-            else:
-                info = outcome.info
-                result.error, result.error_type, result.error_code = redact(error), info.error_type, info.code
-                if value is not None:  # the tool's own error envelope: show it to the model
-                    result.data, result.truncated = fit(value, None)
-                    result.artifact = value
+            self._breaker_record(name, call_id, not (error is not None and info is not None and info.retryable),
+                                 end, trial)
+        raw, missing, error_type, code = outcome.data, None, None, None
+        if error is None and isinstance(raw, PartialResult):
+            raw, missing = raw.data, safe_str(raw.missing)
+            error, error_type = wording.partial_missing(missing), PARTIAL
+        elif error is not None:
+            assert info is not None  # the retry loop (or the retry plug-in's check) classified the failure
+            error, error_type, code = redact(error), info.error_type, info.code
+        failed = error_type not in (None, PARTIAL)
+        try:  # the one budget pass: ToolResult.data is what the model reads, nobody fits it again
+            data, truncated = (None, False) if failed and raw is None else self._fit(raw, None if failed else kind)
         except PluginError as exc:
-            return self._plugin_failed(name, exc, call_id, start, summary, result)
-        return self._finish(result)
-
-    def _fit_default(self, value: Any, kind: ToolKind | None) -> tuple[Any, bool]:
-        """The budgeted data for `value`, the toolkit's way (fit_for_model, redacted)."""
-        return fit_and_redact(value, self.result_max_chars, kind)
+            return self._plugin_failed(name, exc, call_id, start, summary, outcome)
+        return self._finish(ToolResult(
+            name, data, error, (end - start) * 1000.0, error_type, len(outcome.attempts), code, missing, truncated,
+            raw, call_id, start, summary, note, outcome.attempts, outcome.source))
 
     def _fit(self, value: Any, kind: ToolKind | None) -> tuple[Any, bool]:
-        """The budgeted data for `value` through the parse / truncate plug-ins (PluginError if one fails)."""
+        """(ToolResult.data, truncated) for `value`: the toolkit's fit_and_redact, or the parse / truncate
+        plug-ins (PluginError if one fails)."""
         max_chars = self.result_max_chars
+        if self.parse is None and self.truncate is None:
+            return fit_and_redact(value, max_chars, kind)
         raw = value
         if self.parse is not None:
             value = apply_parse(self.parse, value, max_chars)
@@ -182,15 +186,14 @@ class ToolExecutor:
         return fit_and_redact(value, max_chars, kind)
 
     def _plugin_failed(self, name: str, exc: PluginError, call_id: str | None, start: float, summary: str,
-                       result: ToolResult | None = None) -> ToolResult:
+                       outcome: RetryOutcome | None = None) -> ToolResult:
         """The error ToolResult for a plug-in that raised or returned the wrong type."""
-        failed = result or ToolResult(name, None, call_id=call_id, started_at=start, args_summary=summary,
-                                      duration_ms=(get_clock().now() - start) * 1000.0)
-        failed.data = failed.artifact = failed.missing = None
-        failed.truncated = False
-        failed.error, failed.error_type, failed.error_code = exc.message, FATAL, ErrorCode.PLUGIN_ERROR
-        failed.note = f"plug-in: {exc.plugin}"
-        return self._finish(failed)
+        return self._finish(ToolResult(
+            name, None, exc.message, (get_clock().now() - start) * 1000.0, FATAL,
+            len(outcome.attempts) if outcome is not None else 1, ErrorCode.PLUGIN_ERROR, truncated=False, call_id=call_id,
+            started_at=start, args_summary=summary, note=f"plug-in: {exc.plugin}",
+            trace=outcome.attempts if outcome is not None else (),
+            source=outcome.source if outcome is not None else None))
 
     def _breaker_allows(self, name: str, call_id: str | None, now: float) -> tuple[bool, bool]:
         """(whether the breaker lets the call through, whether it is the half-open trial); the change
@@ -241,44 +244,49 @@ class ToolExecutor:
 
     def _finish(self, result: ToolResult) -> ToolResult:
         self.records.add(result)
-        status = result.status
-        if self.listeners:  # a listener's error is recorded, never raised into the call (or the batch)
-            call_hooks(self.listeners, result, self.hook_errors, "listener")
         if self.hooks:
             self._emit(ToolEvent("call_end", result.name, result.call_id, get_clock().now(), result.attempts,
-                                 status, result.error_type, result.error_code, result=result))
+                                 result.status, result.error_type, result.error_code, result=result))
         return result
 
     # --- model tool calls -----------------------------------------------------------
     async def run_tool_call(self, tool_call: Any, registry: ToolRegistry | None = None) -> ToolResult:
-        """Run one model tool call through the registry: unknown tools, arguments that
-        are not JSON or break the schema become error results, never exceptions.
+        """Run one model tool call (a ToolCall, or a raw call in any wire format) through the registry:
+        unknown tools, arguments that are not JSON or break the schema become error results, never exceptions.
 
-        A tool whose circuit is open goes to its fallback (Tool.fallback), which
-        runs as itself: its own schema checks the arguments, its own `writes`
-        decides whether a timeout may be retried."""
-        if self.clock is None:
-            return await self._run_tool_call(tool_call, registry or self.registry)
-        with use_clock(self.clock):
-            return await self._run_tool_call(tool_call, registry or self.registry)
+        A tool whose circuit is open, or whose retries ended on a service that is
+        down (UNAVAILABLE_CODES), goes to its fallback (Tool.fallback), which runs
+        as itself: its own schema checks the arguments, its own `writes` decides
+        whether a timeout may be retried; the result's note tells the model."""
+        call = tool_call if isinstance(tool_call, ToolCall) else parse_tool_call(tool_call)
+        with self._clock_scope():
+            return await self._run_tool_call(call, registry or self.registry)
 
-    async def _run_tool_call(self, tool_call: Any, registry: ToolRegistry) -> ToolResult:
-        call = parse_tool_call(tool_call)
+    async def _run_tool_call(self, call: ToolCall, registry: ToolRegistry) -> ToolResult:
         tool = registry.get(call.name)
         if tool is None:
             return self._refuse(call, ErrorInfo(FATAL, ErrorCode.UNKNOWN_TOOL,
                                                 wording.unknown_tool(call.name, registry.names)))
-        args, problem = registry.check_arguments(tool, call.arguments)
+        args, problem = registry.check_arguments(tool, call)
         if problem is not None:
             return self._refuse(call, problem)
+        assert args is not None
         fallback = registry.get(tool.fallback) if tool.fallback else None
-        run_fallback = None
-        if fallback is not None and fallback is not tool:
-            async def go() -> ToolResult:
-                return await self._run_fallback(tool, fallback, args, call, registry)
-            run_fallback = (fallback.name, go)
-        return await self._execute(tool.fn, tool.name, (), args, call_id=call.id, kind=tool.kind,
-                                   policy=self._policy_for(tool, args), fallback=run_fallback)
+        if fallback is tool:
+            fallback = None
+        result = await self._execute(tool.fn, tool.name, (), args, call_id=call.id, kind=tool.kind,
+                                     policy=self._policy_for(tool, args),
+                                     fallback=fallback.name if fallback is not None else None)
+        if fallback is None:
+            assert result is not None
+            return result
+        if result is None:  # the circuit is open
+            return await self._run_fallback(tool, fallback, args, call, registry,
+                                            wording.fallback_note(tool.name, fallback.name))
+        if result.status == "error" and result.error_code in UNAVAILABLE_CODES:  # its retries ended on a down service
+            return await self._run_fallback(tool, fallback, args, call, registry,
+                                            wording.fallback_unavailable_note(tool.name, fallback.name))
+        return result
 
     def _policy_for(self, tool: Tool, args: dict) -> RetryPolicy:
         """A writing tool is not retried after a timeout unless the call carries an idempotency_key."""
@@ -287,40 +295,40 @@ class ToolExecutor:
         return self.policy
 
     async def _run_fallback(self, tool: Tool, fallback: Tool, args: dict, call: ToolCall,
-                            registry: ToolRegistry) -> ToolResult:
-        """The fallback for `tool`'s open circuit, under the fallback's own schema and policy."""
+                            registry: ToolRegistry, note: str) -> ToolResult:
+        """`tool`'s fallback, under the fallback's own schema and policy; `note` tells the model why."""
         checked, problem = registry.check_arguments(fallback, args)
         if problem is not None:
             refused = ToolCall(call.id, fallback.name, call.arguments)
             return self._refuse(refused, ErrorInfo(problem.error_type, problem.code,
                                                    wording.fallback_refused(tool.name, fallback.name, problem.message)))
+        assert checked is not None
         result = await self._execute(fallback.fn, fallback.name, (), checked, call_id=call.id, kind=fallback.kind,
-                                     policy=self._policy_for(fallback, checked))
-        result.note = wording.fallback_note(tool.name, fallback.name)
+                                     policy=self._policy_for(fallback, checked), note=note)
+        assert result is not None  # the fallback has no fallback of its own here
         return result
 
     def _refuse(self, call: ToolCall, info: ErrorInfo) -> ToolResult:
         return self._finish(ToolResult(call.name or "(unknown)", None, info.message, error_type=info.error_type,
-                                       error_code=info.code, attempts=0, call_id=call.id,
+                                       error_code=info.code, attempts=0, truncated=False, call_id=call.id,
                                        started_at=get_clock().now(), args_summary=safe_str(call.arguments, 200)))
 
     async def run_tool_calls(self, tool_calls: Iterable[Any], registry: ToolRegistry | None = None) -> list[ToolResult]:
-        """Run a model's parallel tool calls, at most `concurrency` at a time.
+        """Run a model's parallel tool calls (ToolCalls, or raw calls), at most `concurrency` at a time.
 
         Returns one ToolResult per call, in the calls' order. One failing call
-        never fails the batch (nor does a hook or listener that raises);
-        cancelling the batch cancels every call in it.
+        never fails the batch (nor does a hook that raises); cancelling the
+        batch cancels every call in it.
         """
-        calls = list(tool_calls)
+        calls = [c if isinstance(c, ToolCall) else parse_tool_call(c) for c in tool_calls]
         semaphore = asyncio.Semaphore(self.concurrency)
 
-        async def one(call: Any) -> ToolResult:
+        async def one(call: ToolCall) -> ToolResult:
             async with semaphore:
                 try:
                     return await self.run_tool_call(call, registry)
                 except Exception as exc:  # a bug below must not sink the other calls
-                    info = classify_error(exc)
-                    return self._refuse(parse_tool_call(call), info)
+                    return self._refuse(call, classify_error(exc))
 
         with self._clock_scope():
             async with asyncio.TaskGroup() as group:

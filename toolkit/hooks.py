@@ -82,7 +82,7 @@ Hook = Callable[[ToolEvent], Any]
 
 @dataclass(frozen=True)
 class HookError:
-    """A hook (or listener) that raised: which one, on which event, and what it raised."""
+    """A hook that raised: which one, on which event, and what it raised."""
 
     hook: str
     kind: str

@@ -8,7 +8,6 @@ tool's schema (jsonschema, loaded on first use) and says in Chinese what is wron
 from __future__ import annotations
 
 import inspect
-import json
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
@@ -16,7 +15,7 @@ from typing import Any, Callable, Iterable
 from . import wording
 from .fitting import ToolKind
 from .results import FATAL, ErrorCode, ErrorInfo, safe_str
-from .wire import WireFormat, get_format
+from .wire import ToolCall, WireFormat, get_format
 
 __all__ = ["Tool", "ToolRegistry"]
 
@@ -159,23 +158,23 @@ class ToolRegistry:
     def anthropic_tools(self) -> list[dict]:
         return self.tools("anthropic")
 
-    def check_arguments(self, tool: Tool, raw: Any) -> tuple[dict | None, ErrorInfo | None]:
-        """Parse and validate arguments: (arguments, None) or (None, why they were refused)."""
-        if raw is None or (isinstance(raw, str) and not raw.strip()):
-            args: Any = {}
-        elif isinstance(raw, str):
-            try:
-                args = json.loads(raw)
-            except (ValueError, RecursionError) as exc:
+    def check_arguments(self, tool: Tool, arguments: Any) -> tuple[dict | None, ErrorInfo | None]:
+        """Check a call's arguments against `tool`'s schema: (arguments, None) or (None, why they were refused).
+
+        `arguments` is a ToolCall (its decoded `parsed` arguments are checked, and
+        arguments that are not JSON are refused with INVALID_ARGUMENTS_JSON) or
+        arguments already decoded. Nothing is decoded here: text is not an object.
+        """
+        if isinstance(arguments, ToolCall):
+            if arguments.parse_error is not None:
                 return None, ErrorInfo(FATAL, ErrorCode.INVALID_ARGUMENTS_JSON,
-                                       wording.arguments_not_json(tool.name, safe_str(exc, 120)))
-        else:
-            args = raw
-        if not isinstance(args, dict):
+                                       wording.arguments_not_json(tool.name, arguments.parse_error))
+            arguments = arguments.parsed
+        if not isinstance(arguments, dict):
             return None, ErrorInfo(FATAL, ErrorCode.INVALID_ARGUMENTS,
-                                   wording.arguments_not_object(tool.name, type(args).__name__))
+                                   wording.arguments_not_object(tool.name, type(arguments).__name__))
         try:
-            errors = sorted(self._validator(tool).iter_errors(args), key=lambda e: list(e.path))
+            errors = sorted(self._validator(tool).iter_errors(arguments), key=lambda e: list(e.path))
         except Exception as exc:  # a broken schema is the tool author's bug: say so
             return None, ErrorInfo(FATAL, ErrorCode.BAD_TOOL_SCHEMA, wording.bad_tool_schema(tool.name, safe_str(exc, 200)))
         if errors:
@@ -183,4 +182,4 @@ class ToolRegistry:
             where = "/".join(str(p) for p in err.path) or "(顶层)"
             return None, ErrorInfo(FATAL, ErrorCode.INVALID_ARGUMENTS,
                                    wording.arguments_invalid(tool.name, where, safe_str(err.message, 200)))
-        return args, None
+        return arguments, None
