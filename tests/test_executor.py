@@ -216,7 +216,7 @@ def test_schema_is_built_from_the_signature():
         "required": ["city"], "additionalProperties": False}
     assert registry.openai_tools() == [{"type": "function", "function": {
         "name": "get_weather", "description": "查询城市天气。", "parameters": tool.parameters}}]
-    assert registry.anthropic_tools() == [{"name": "get_weather", "description": "查询城市天气。",
+    assert registry.tools("anthropic") == [{"name": "get_weather", "description": "查询城市天气。",
                                            "input_schema": tool.parameters}]
 
 

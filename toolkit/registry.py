@@ -67,13 +67,6 @@ class Tool:
         """Chat Completions: {"type": "function", "function": {...}}."""
         return self.schema("openai_chat")
 
-    def responses_schema(self) -> dict:
-        """Responses API: {"type": "function", "name", "description", "parameters", "strict"}."""
-        return self.schema("openai_responses")
-
-    def anthropic_schema(self) -> dict:
-        return self.schema("anthropic")
-
 
 def _jsonschema() -> Any:
     """jsonschema, imported on first use (importing toolkit stays fast).
@@ -150,13 +143,6 @@ class ToolRegistry:
     def openai_tools(self) -> list[dict]:
         """The `tools=[...]` list for Chat Completions."""
         return self.tools("openai_chat")
-
-    def responses_tools(self) -> list[dict]:
-        """The `tools=[...]` list for the Responses API."""
-        return self.tools("openai_responses")
-
-    def anthropic_tools(self) -> list[dict]:
-        return self.tools("anthropic")
 
     def check_arguments(self, tool: Tool, arguments: Any) -> tuple[dict | None, ErrorInfo | None]:
         """Check a call's arguments against `tool`'s schema: (arguments, None) or (None, why they were refused).

@@ -1,7 +1,7 @@
-"""Retrying a tool call: the backoff policy as a value, and call_tool_with_retry.
+"""Retrying a tool call: the retry policy as a value, the retry budget, and call_tool_with_retry.
 
-The policy is data (`Backoff`, `RetryPolicy`) a student can print, preview and
-plot; the loop in `call_tool_with_retry` only combines the parts. Only
+The policy is data (`RetryPolicy`, holding a `Backoff` from toolkit.backoff) a
+student can print, preview and plot; the loop in `call_tool_with_retry` only combines the parts. Only
 retryable errors are retried; fatal ones return at once. Every attempt and
 wait is recorded in the returned `RetryOutcome` for charts and logs. Waits go
 through the current clock (toolkit.clock), so a simulated clock makes the
@@ -13,11 +13,11 @@ import asyncio
 import functools
 import inspect
 import math
-import random
 from dataclasses import dataclass, field, replace
-from typing import Any, Awaitable, Callable, Iterable, Literal
+from typing import Any, Awaitable, Callable, Iterable
 
 from . import wording
+from .backoff import Backoff
 from .clock import Clock, get_clock
 from .results import ErrorCode, ErrorInfo, PartialResult, classify_error, unwrap_envelope
 
@@ -25,77 +25,6 @@ __all__ = [
     "Backoff", "RetryPolicy", "RetryBudget", "Attempt", "RetryOutcome", "call_tool_with_retry",
     "retry_call", "resolve_policy",
 ]
-
-Jitter = Literal["none", "full", "equal", "decorrelated"]
-
-_FORMULAS = {
-    "none": "min(cap, base·factor^n)",
-    "full": "uniform(0, min(cap, base·factor^n))",
-    "equal": "t/2 + uniform(0, t/2), t = min(cap, base·factor^n)",
-    "decorrelated": "min(cap, uniform(base, 3·previous))",
-}
-
-
-@dataclass(frozen=True)
-class Backoff:
-    """Exponential backoff with a cap and one of the four jitter formulas.
-
-    The formulas are those of AWS's "Exponential Backoff and Jitter":
-    none, full, equal and decorrelated. `n` counts retries from 0.
-    """
-
-    base: float = 1.0
-    factor: float = 2.0
-    cap: float = 30.0
-    jitter: Jitter = "full"
-
-    def __post_init__(self) -> None:
-        if self.jitter not in _FORMULAS:
-            raise ValueError(f"jitter must be one of {sorted(_FORMULAS)}, got {self.jitter!r}")
-        if not (self.base >= 0 and self.factor >= 1 and self.cap >= 0):
-            raise ValueError(f"need base >= 0, factor >= 1, cap >= 0; got {self!r}")
-
-    def ceiling(self, n: int) -> float:
-        """The largest wait before retry `n` (0-based), before jitter."""
-        exp = min(n, 1000)
-        try:
-            return min(self.cap, self.base * self.factor ** exp)
-        except OverflowError:  # factor ** n beyond float range (factor 3, n = 700): the cap holds
-            return self.cap if self.base > 0 else 0.0
-
-    def wait(self, n: int, previous: float | None, rng: random.Random) -> float:
-        """The wait before retry `n`, drawn from `rng`."""
-        t = self.ceiling(n)
-        if self.jitter == "none":
-            return t
-        if self.jitter == "full":
-            return rng.uniform(0, t)
-        if self.jitter == "equal":
-            return t / 2 + rng.uniform(0, t / 2)
-        prev = self.base if previous is None else previous
-        return min(self.cap, rng.uniform(self.base, max(prev * 3, self.base)))
-
-    def schedule(self, retries: int, seed: int | None = 0) -> list[float]:
-        """The waits this policy would take for `retries` retries with `seed`."""
-        rng, waits, prev = random.Random(seed), [], None
-        for n in range(retries):
-            prev = self.wait(n, prev, rng)
-            waits.append(prev)
-        return waits
-
-    def worst_case(self, retries: int) -> float:
-        """The longest total wait any seed can give for `retries` retries."""
-        if self.jitter == "decorrelated":
-            total, prev = 0.0, self.base
-            for _ in range(retries):
-                prev = min(self.cap, max(prev * 3, self.base))
-                total += prev
-            return total
-        return sum(self.ceiling(n) for n in range(retries))
-
-    def __str__(self) -> str:
-        return (f"Backoff[{self.jitter} jitter] wait = {_FORMULAS[self.jitter]} "
-                f"(base={self.base:g}s, factor={self.factor:g}, cap={self.cap:g}s)")
 
 
 @dataclass
