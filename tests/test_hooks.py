@@ -65,17 +65,17 @@ def test_a_raising_hook_is_recorded_and_the_call_still_succeeds(sim_clock):
     assert executor.hook_errors[0].hook.endswith("broken") and "chart broke" in executor.hook_errors[0].error
 
 
-def test_a_raising_hook_or_listener_does_not_fail_a_batch(sim_clock):
+def test_a_raising_hook_does_not_fail_a_batch(sim_clock):
     registry = ToolRegistry()
     registry.register(search)
     executor = ToolExecutor(registry=registry)
     executor.hooks.append(lambda e: 1 / 0)
-    executor.listeners.append(lambda r: r.no_such_attribute)
+    executor.hooks.append(lambda e: e.result.no_such_attribute if e.kind == "call_end" else None)
     results = run(executor.run_tool_calls([call(f"c{i}", "search", {"q": str(i)}) for i in range(5)]))
     assert [r.status for r in results] == ["success"] * 5
     assert [r.data for r in results] == [f"结果：{i}" for i in range(5)]
     kinds = [e.kind for e in executor.hook_errors]
-    assert kinds.count("listener") == 5 and kinds.count("call_end") == 5
+    assert kinds.count("call_end") == 10 and kinds.count("attempt_start") == 5
 
 
 def test_an_async_hook_is_refused_without_a_never_awaited_warning(sim_clock, recwarn):
@@ -100,3 +100,94 @@ def test_refused_calls_end_with_a_call_end_event(sim_clock):
     result = run(executor.run_tool_call(call("c1", "nope", {})))
     assert [e.kind for e in events] == ["call_end"]
     assert events[0].code == "UNKNOWN_TOOL" and events[0].call_id == "c1" and events[0].result is result
+
+
+# --- the circuit breaker and the retry budget report what they do ---------------------------------------------------
+
+def _kinds(events: list[ToolEvent], *kinds: str) -> list[ToolEvent]:
+    return [e for e in events if e.kind in kinds]
+
+
+def test_breaker_reports_each_change_of_state_and_each_refused_call(sim_clock):
+    from toolkit import CircuitBreaker, RetryPolicy
+
+    events: list[ToolEvent] = []
+    down = inject_faults(search, ["connection", "connection", "ok"])
+    executor = ToolExecutor(policy=RetryPolicy(max_retries=0), hooks=[events.append],
+                            breaker=CircuitBreaker(failure_threshold=2, cooldown=10))
+    for _ in range(3):
+        run(executor.execute(down, "search", "x"))
+    opened, refused = _kinds(events, "breaker_state", "breaker_reject")
+    assert (opened.kind, opened.previous, opened.state, opened.wait) == ("breaker_state", "closed", "open", 10)
+    assert (refused.kind, refused.code, refused.fallback, refused.time) == ("breaker_reject", "CIRCUIT_OPEN", None,
+                                                                             opened.time)
+    sim_clock.advance(10)
+    events.clear()
+    trial = run(executor.execute(down, "search", "x"))
+    assert trial.ok
+    changes = [(e.previous, e.state, e.time) for e in _kinds(events, "breaker_state")]
+    assert changes == [("open", "half_open", trial.started_at),
+                       ("half_open", "closed", pytest.approx(trial.started_at + trial.duration_ms / 1000))]
+    assert [e.kind for e in events][0] == "breaker_state"  # the trial is let through before its first attempt
+
+
+def test_a_failed_trial_reports_half_open_to_open(sim_clock):
+    from toolkit import CircuitBreaker, RetryPolicy
+
+    events: list[ToolEvent] = []
+    down = inject_faults(search, ["server_error"] * 5)
+    executor = ToolExecutor(policy=RetryPolicy(max_retries=0), hooks=[events.append],
+                            breaker=CircuitBreaker(failure_threshold=1, cooldown=5))
+    run(executor.execute(down, "search", "x"))
+    sim_clock.advance(5)
+    run(executor.execute(down, "search", "x"))
+    assert [(e.previous, e.state) for e in _kinds(events, "breaker_state")] == [
+        ("closed", "open"), ("open", "half_open"), ("half_open", "open")]
+
+
+def test_a_refused_call_names_the_fallback_that_answers(sim_clock):
+    from toolkit import CircuitBreaker, RetryPolicy
+
+    registry = ToolRegistry()
+
+    def weather(city: str) -> str:
+        raise ConnectionError("primary down")
+
+    registry.register(weather, fallback="weather_backup")
+    registry.register(lambda city: f"{city}: 晴", name="weather_backup",
+                      parameters={"type": "object", "properties": {"city": {"type": "string"}}})
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(registry=registry, policy=RetryPolicy(max_retries=0), hooks=[events.append],
+                            breaker=CircuitBreaker(failure_threshold=1, cooldown=60))
+    run(executor.run_tool_call(call("c1", "weather", {"city": "上海"})))
+    result = run(executor.run_tool_call(call("c2", "weather", {"city": "上海"})))
+    refused, = _kinds(events, "breaker_reject")
+    assert (refused.tool, refused.call_id, refused.fallback) == ("weather", "c2", "weather_backup")
+    assert result.name == "weather_backup" and result.ok
+
+
+def test_budget_reports_withdrawals_the_denial_and_refunds_with_tokens_left(sim_clock):
+    from toolkit import RetryBudget
+
+    events: list[ToolEvent] = []
+    budget = RetryBudget(capacity=10, retry_cost=5, success_refund=1)
+    executor = ToolExecutor(max_retries=5, budget=budget, hooks=[events.append])
+    failed = run(executor.execute(inject_faults(search, ["connection"] * 9), "search", "x"))
+    spent = [(e.kind, e.attempt, e.cost, e.tokens) for e in _kinds(events, "budget_withdraw", "budget_deny")]
+    assert spent == [("budget_withdraw", 1, 5, 5), ("budget_withdraw", 2, 5, 0), ("budget_deny", 3, 5, 0)]
+    assert failed.attempts == 3 and budget.denied == 1
+    deny = _kinds(events, "budget_deny")[0]
+    assert deny.time == failed.trace[-1].end
+    events.clear()
+    assert run(executor.execute(search, "search", "y")).ok
+    refund, = _kinds(events, "budget_refund")
+    assert (refund.cost, refund.tokens, refund.attempt) == (1, 1, 1)
+
+
+def test_a_refund_into_a_full_budget_is_not_an_event(sim_clock):
+    from toolkit import RetryBudget
+
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(budget=RetryBudget(capacity=10), hooks=[events.append])
+    assert run(executor.execute(search, "search", "y")).ok
+    assert not _kinds(events, "budget_refund", "budget_withdraw", "budget_deny")

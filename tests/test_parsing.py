@@ -15,7 +15,8 @@ import pytest
 from openai.types.chat import ChatCompletionMessage
 
 from toolkit import PartialResult, ToolResult, dumps, estimate_tokens, parse_tool_result, shrink_json, smart_truncate
-from toolkit.parsing import fit_for_model, to_markdown_table
+from toolkit.fitting import fit_for_model
+from toolkit.parsing import to_markdown_table
 
 MARKER = re.compile(r"\n\n…（已省略 (\d+) 字符）…\n\n")
 
@@ -299,6 +300,20 @@ def test_zero_head_or_tail_is_allowed():
     assert (head, omitted, tail) == ("", 95, "yyyyy")
     head, omitted, tail = _split(smart_truncate("y" * 100, max_chars=10, keep_head=5, keep_tail=0))
     assert (head, omitted, tail) == ("yyyyy", 95, "")
+
+
+def test_truncate_parts_are_the_pieces_smart_truncate_joins():
+    from toolkit.truncate import Truncation, truncate_parts
+
+    text = "".join(f"line {i:04d}\n" for i in range(800))
+    parts = truncate_parts(text, max_chars=1000, keep_head=600, keep_tail=300)
+    assert parts.text == smart_truncate(text, max_chars=1000, keep_head=600, keep_tail=300)
+    assert _split(parts.text) == (parts.head, parts.omitted, parts.tail)
+    assert parts.marker == MARKER.search(parts.text).group(0) and parts.truncated
+    assert len(parts.head) + parts.omitted + len(parts.tail) == len(text)
+    assert truncate_parts("short", max_chars=10, keep_head=4, keep_tail=4) == Truncation("short", 0, "", "")
+    with pytest.raises(ValueError):
+        truncate_parts("text", max_chars=100, keep_head=80, keep_tail=30)
 
 
 def test_original_call_shape_uses_the_original_defaults():

@@ -421,10 +421,10 @@ def test_call_stats_adds_breaker_windows_and_budget_tokens_when_the_run_had_them
     drawn = [c for ax in fig.axes for c in ax.collections if c.get_gid() == "breaker-open"]
     assert sum(len(c.get_paths()) for c in drawn) == sum(len(w) for w in windows.values())
     tokens = [ln for ax in fig.axes for ln in ax.lines if ln.get_gid() == "budget-tokens"][0]
-    points = viz.budget_tokens(guarded.call_history, guarded.policy.budget)
+    points = viz.budget_tokens(guarded.call_history, guarded.budget)
     assert list(tokens.get_ydata()) == [v for _, v in points]
     assert list(tokens.get_xdata()) == [t - t0 for t, _ in points]
-    assert any("被拒的重试 " + str(guarded.policy.budget.denied) in t for t in texts(fig))
+    assert any("被拒的重试 " + str(guarded.budget.denied) in t for t in texts(fig))
     render(fig)
 
 

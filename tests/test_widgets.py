@@ -204,7 +204,7 @@ def test_retry_budget_caps_the_retries_of_a_failing_batch():
     budgeted = FailurePanel(calls=40, rates=only("server_error"), budget=True)
     budgeted.run()
     assert attempts_of(budgeted) < attempts_of(unlimited) == 40 * 4
-    denied = budgeted.executor.policy.budget.denied
+    denied = budgeted.executor.budget.denied
     assert denied > 0 and f"重试额度拒绝 {denied} 次" in budgeted.last_summary
 
 

@@ -1,10 +1,36 @@
 """Observing the executor: frozen ToolEvent records, and calling hooks so they cannot break a call.
 
-`ToolExecutor(hooks=[fn])` calls `fn(event)` when an attempt starts, when it
-ends, before a backoff wait and when a call is finished, each time with the
-clock's time. A chart or a widget subscribes this way and draws attempts as
-they happen. A hook runs inline and should be quick; whatever it raises is
-caught and kept in `executor.hook_errors`, never raised into the tool call.
+`ToolExecutor(hooks=[fn])` calls `fn(event)` with a frozen `ToolEvent`, each
+time with the clock's time, for everything that happens to a call:
+
+=================  ==================================================================
+kind               when, and the fields it fills
+=================  ==================================================================
+attempt_start      attempt number `attempt` begins
+attempt_end        it ended: `outcome` "ok" / "partial" / "error" / "timeout",
+                   `error_type` and `code` on failure, `record` the Attempt
+wait               a backoff of `wait` seconds follows attempt `attempt`
+call_end           the call is finished: `result` its ToolResult, `outcome` its
+                   status, `attempt` the attempt count, `error_type` / `code`
+breaker_state      the tool's circuit changed: `previous` -> `state`, each
+                   "closed" / "open" / "half_open"; on opening, `wait` is the
+                   cool-down in seconds. closed -> open after the failure that
+                   reaches the threshold; open -> half_open when the first call
+                   after the cool-down is let through as the trial; half_open ->
+                   closed (the trial got an answer) or -> open (it failed again)
+breaker_reject     the breaker refused a call (`code` CIRCUIT_OPEN); `fallback`
+                   names the tool that answers instead, or None (it failed fast)
+budget_withdraw    a retry took `cost` tokens from the retry budget; `tokens`
+                   are left (`attempt` is the attempt that failed)
+budget_refund      a successful call put `cost` tokens back; `tokens` now
+budget_deny        a retry wanted `cost` tokens, only `tokens` were left: the
+                   call gives up (its RetryOutcome.gave_up is "budget")
+=================  ==================================================================
+
+A chart or a widget subscribes this way and draws attempts, the breaker's open
+windows and the budget's tokens as they happen, without replaying anything.
+A hook runs inline and should be quick; whatever it raises is caught and kept
+in `executor.hook_errors`, never raised into the tool call.
 """
 from __future__ import annotations
 
@@ -13,25 +39,24 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal
 
+from .breaker import BreakerState
+
 if TYPE_CHECKING:
     from .results import ToolResult
     from .retry import Attempt
 
-__all__ = ["ToolEvent", "EventKind", "Hook", "HookError", "call_hooks"]
+__all__ = ["ToolEvent", "EventKind", "BreakerState", "Hook", "HookError", "call_hooks"]
 
-EventKind = Literal["attempt_start", "attempt_end", "wait", "call_end"]
+EventKind = Literal["attempt_start", "attempt_end", "wait", "call_end", "breaker_state", "breaker_reject",
+                    "budget_withdraw", "budget_refund", "budget_deny"]
 
 
 @dataclass(frozen=True, slots=True)
 class ToolEvent:
     """One thing that happened to a tool call, at clock time `time` (seconds).
 
-    kind: "attempt_start" (attempt number `attempt` begins), "attempt_end"
-      (it ended with `outcome` "ok" / "partial" / "error" / "timeout", and
-      `error_type` / `code` on failure), "wait" (a backoff of `wait` seconds
-      follows attempt `attempt`), "call_end" (the call is finished: `result`
-      is its ToolResult, `outcome` its status, `attempt` the attempt count).
-    record: the Attempt itself on "attempt_end" (start, end, message, wait_after).
+    `kind` says what (the table in the module doc says which fields each kind fills);
+    fields a kind does not use keep their defaults.
     """
 
     kind: EventKind
@@ -45,6 +70,11 @@ class ToolEvent:
     wait: float = 0.0
     result: "ToolResult | None" = None
     record: "Attempt | None" = None
+    state: BreakerState | None = None
+    previous: BreakerState | None = None
+    fallback: str | None = None
+    tokens: int | None = None
+    cost: int = 0
 
 
 Hook = Callable[[ToolEvent], Any]
@@ -52,7 +82,7 @@ Hook = Callable[[ToolEvent], Any]
 
 @dataclass(frozen=True)
 class HookError:
-    """A hook (or listener) that raised: which one, on which event, and what it raised."""
+    """A hook that raised: which one, on which event, and what it raised."""
 
     hook: str
     kind: str

@@ -1,7 +1,7 @@
-"""Retrying a tool call: the backoff policy as a value, and call_tool_with_retry.
+"""Retrying a tool call: the retry policy as a value, the retry budget, and call_tool_with_retry.
 
-The policy is data (`Backoff`, `RetryPolicy`) a student can print, preview and
-plot; the loop in `call_tool_with_retry` only combines the parts. Only
+The policy is data (`RetryPolicy`, holding a `Backoff` from toolkit.backoff) a
+student can print, preview and plot; the loop in `call_tool_with_retry` only combines the parts. Only
 retryable errors are retried; fatal ones return at once. Every attempt and
 wait is recorded in the returned `RetryOutcome` for charts and logs. Waits go
 through the current clock (toolkit.clock), so a simulated clock makes the
@@ -13,89 +13,18 @@ import asyncio
 import functools
 import inspect
 import math
-import random
 from dataclasses import dataclass, field, replace
-from typing import Any, Awaitable, Callable, Iterable, Literal
+from typing import Any, Awaitable, Callable, Iterable
 
 from . import wording
+from .backoff import Backoff
 from .clock import Clock, get_clock
-from .results import ErrorCode, ErrorInfo, PartialResult, classify_error, error_from_envelope
+from .results import ErrorCode, ErrorInfo, PartialResult, classify_error, unwrap_envelope
 
 __all__ = [
     "Backoff", "RetryPolicy", "RetryBudget", "Attempt", "RetryOutcome", "call_tool_with_retry",
     "retry_call", "resolve_policy",
 ]
-
-Jitter = Literal["none", "full", "equal", "decorrelated"]
-
-_FORMULAS = {
-    "none": "min(cap, base·factor^n)",
-    "full": "uniform(0, min(cap, base·factor^n))",
-    "equal": "t/2 + uniform(0, t/2), t = min(cap, base·factor^n)",
-    "decorrelated": "min(cap, uniform(base, 3·previous))",
-}
-
-
-@dataclass(frozen=True)
-class Backoff:
-    """Exponential backoff with a cap and one of the four jitter formulas.
-
-    The formulas are those of AWS's "Exponential Backoff and Jitter":
-    none, full, equal and decorrelated. `n` counts retries from 0.
-    """
-
-    base: float = 1.0
-    factor: float = 2.0
-    cap: float = 30.0
-    jitter: Jitter = "full"
-
-    def __post_init__(self) -> None:
-        if self.jitter not in _FORMULAS:
-            raise ValueError(f"jitter must be one of {sorted(_FORMULAS)}, got {self.jitter!r}")
-        if not (self.base >= 0 and self.factor >= 1 and self.cap >= 0):
-            raise ValueError(f"need base >= 0, factor >= 1, cap >= 0; got {self!r}")
-
-    def ceiling(self, n: int) -> float:
-        """The largest wait before retry `n` (0-based), before jitter."""
-        exp = min(n, 1000)
-        try:
-            return min(self.cap, self.base * self.factor ** exp)
-        except OverflowError:  # factor ** n beyond float range (factor 3, n = 700): the cap holds
-            return self.cap if self.base > 0 else 0.0
-
-    def wait(self, n: int, previous: float | None, rng: random.Random) -> float:
-        """The wait before retry `n`, drawn from `rng`."""
-        t = self.ceiling(n)
-        if self.jitter == "none":
-            return t
-        if self.jitter == "full":
-            return rng.uniform(0, t)
-        if self.jitter == "equal":
-            return t / 2 + rng.uniform(0, t / 2)
-        prev = self.base if previous is None else previous
-        return min(self.cap, rng.uniform(self.base, max(prev * 3, self.base)))
-
-    def schedule(self, retries: int, seed: int | None = 0) -> list[float]:
-        """The waits this policy would take for `retries` retries with `seed`."""
-        rng, waits, prev = random.Random(seed), [], None
-        for n in range(retries):
-            prev = self.wait(n, prev, rng)
-            waits.append(prev)
-        return waits
-
-    def worst_case(self, retries: int) -> float:
-        """The longest total wait any seed can give for `retries` retries."""
-        if self.jitter == "decorrelated":
-            total, prev = 0.0, self.base
-            for _ in range(retries):
-                prev = min(self.cap, max(prev * 3, self.base))
-                total += prev
-            return total
-        return sum(self.ceiling(n) for n in range(retries))
-
-    def __str__(self) -> str:
-        return (f"Backoff[{self.jitter} jitter] wait = {_FORMULAS[self.jitter]} "
-                f"(base={self.base:g}s, factor={self.factor:g}, cap={self.cap:g}s)")
 
 
 @dataclass
@@ -105,7 +34,9 @@ class RetryBudget:
     A retry costs `retry_cost` tokens (a timeout costs `timeout_cost`); a
     successful call refunds `success_refund`. When the bucket is empty, errors
     are returned instead of retried, so one failing dependency cannot turn one
-    question into hundreds of calls. Share one instance between tools.
+    question into hundreds of calls. Share one instance between tools: give it
+    to `ToolExecutor(budget=...)` (or `retry_call(..., budget=...)`); it is the
+    one mutable piece, so it is not part of the frozen RetryPolicy.
     """
 
     capacity: int = 500
@@ -119,17 +50,24 @@ class RetryBudget:
         if self.tokens < 0:
             self.tokens = self.capacity
 
+    def cost(self, info: ErrorInfo) -> int:
+        """What retrying after `info` costs: timeout_cost for a timeout, else retry_cost."""
+        return self.timeout_cost if info.code == ErrorCode.TIMEOUT else self.retry_cost
+
     def try_spend(self, info: ErrorInfo) -> bool:
         """Take the cost of retrying after `info`; False (and nothing taken) if it is not there."""
-        cost = self.timeout_cost if info.code == ErrorCode.TIMEOUT else self.retry_cost
+        cost = self.cost(info)
         if self.tokens < cost:
             self.denied += 1
             return False
         self.tokens -= cost
         return True
 
-    def refund(self) -> None:
+    def refund(self) -> int:
+        """Put success_refund back (never above capacity); returns how many tokens were put back."""
+        before = self.tokens
         self.tokens = min(self.capacity, self.tokens + self.success_refund)
+        return self.tokens - before
 
 
 @dataclass(frozen=True)
@@ -151,7 +89,6 @@ class RetryPolicy:
     max_retry_after: float = 60.0
     idempotent: bool = True
     classify: Callable[[BaseException], ErrorInfo] = classify_error
-    budget: RetryBudget | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_retries, int) or isinstance(self.max_retries, bool) or self.max_retries < 0:
@@ -214,6 +151,9 @@ class Attempt:
         return self.end - self.start
 
 
+_SAME: Any = object()  # RetryOutcome's data defaults to its result
+
+
 class RetryOutcome(tuple[Any, "str | None"]):
     """`(result, error)` as in the original course code, plus the record of what happened. Frozen.
 
@@ -221,20 +161,27 @@ class RetryOutcome(tuple[Any, "str | None"]):
     (a tuple of Attempt), `.info` (ErrorInfo of the last failure, or None),
     `.gave_up` (why it stopped: "fatal", "max_retries", "deadline", "budget",
     "not_idempotent", or None on success), `.elapsed` (clock seconds) and `.waits`.
+    `.data` and `.source` are the tool's envelope opened (toolkit.results.unwrap_envelope),
+    once, where the loop looked at it: for a {status, data, source, error}
+    envelope its data (or an error's extra fields) and its source; for any other
+    value the value itself and None.
     """
 
     attempts: tuple[Attempt, ...]
     info: ErrorInfo | None
     gave_up: str | None
     elapsed: float
+    data: Any
+    source: Any
 
     def __new__(cls, result: Any, error: str | None, *, attempts: Iterable[Attempt] = (),
                 info: ErrorInfo | None = None, gave_up: str | None = None,
-                elapsed: float = 0.0) -> "RetryOutcome":
+                elapsed: float = 0.0, data: Any = _SAME, source: Any = None) -> "RetryOutcome":
         self = super().__new__(cls, (result, error))
         fields = self.__dict__
         fields["attempts"], fields["info"] = tuple(attempts), info
         fields["gave_up"], fields["elapsed"] = gave_up, elapsed
+        fields["data"], fields["source"] = (result if data is _SAME else data), source
         return self
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -244,8 +191,8 @@ class RetryOutcome(tuple[Any, "str | None"]):
         raise AttributeError(f"RetryOutcome is frozen; cannot delete {name!r}")
 
     def __getnewargs_ex__(self) -> tuple[tuple, dict]:  # copy and pickle
-        return (self[0], self[1]), {"attempts": self.attempts, "info": self.info,
-                                    "gave_up": self.gave_up, "elapsed": self.elapsed}
+        return (self[0], self[1]), {"attempts": self.attempts, "info": self.info, "gave_up": self.gave_up,
+                                    "elapsed": self.elapsed, "data": self.data, "source": self.source}
 
     @property
     def result(self) -> Any:
@@ -313,24 +260,27 @@ def _default_policy(max_retries: int) -> RetryPolicy:
 
 
 def resolve_policy(max_retries: int | None = None, policy: RetryPolicy | None = None) -> RetryPolicy:
-    """The policy a call runs under: `policy` (default RetryPolicy()), with `max_retries` if given.
+    """The policy a call runs under: `policy`, or RetryPolicy(max_retries=max_retries) (default 3).
 
-    An explicit max_retries always wins, also over a policy's own (so
-    `max_retries=3` with a policy of 5 means 3). Raises ValueError for a
-    max_retries that is not an int >= 0.
+    One way per setting: giving both raises ValueError (the number of retries is
+    part of the policy), as does a max_retries that is not an int >= 0.
     """
-    if policy is None:
-        n = 3 if max_retries is None else max_retries
-        return _default_policy(n) if type(n) is int else RetryPolicy(max_retries=n)
-    if max_retries is None or max_retries == policy.max_retries:
+    if policy is not None:
+        if max_retries is not None:
+            raise ValueError(wording.max_retries_beside_policy(max_retries, "policy=RetryPolicy"))
         return policy
-    return policy.with_(max_retries=max_retries)
+    n = 3 if max_retries is None else max_retries
+    return _default_policy(n) if type(n) is int else RetryPolicy(max_retries=n)
+
+
+BudgetObserver = Callable[[str, int, int], None]
+"""on_budget(kind, cost, tokens): kind "withdraw", "refund" or "deny"; tokens left afterwards."""
 
 
 async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], /, *args: Any,
                                max_retries: int | None = None, policy: RetryPolicy | None = None,
                                on_attempt: Callable[[Attempt], None] | None = None,
-                               **kwargs: Any) -> RetryOutcome:
+                               budget: RetryBudget | None = None, **kwargs: Any) -> RetryOutcome:
     """Call `tool_fn(*args, **kwargs)`, retrying transient failures with backoff.
 
     Returns `(result, error)`: on success error is None; on failure result is
@@ -340,27 +290,33 @@ async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], /, 
     after one attempt; retryable ones (timeouts, connection errors, 429, 5xx)
     are retried up to `max_retries` times (default 3) with the policy's
     backoff, at least as long as the server's Retry-After, within the policy's
-    deadline and retry budget. Waits use the current clock (`use_clock`).
+    deadline and the retry `budget` (a RetryBudget shared by many calls, or
+    None). Waits use the current clock (`use_clock`).
     KeyboardInterrupt, SystemExit and cancellation propagate.
 
-    Settings: `max_retries` overrides `policy.max_retries` when both are given;
+    Settings: `max_retries` or a whole `policy` (not both: ValueError);
     `on_attempt(attempt)` is called after every attempt (its exceptions
     propagate: it is your code). Every other keyword goes to the tool; a tool
-    whose own parameters are named max_retries, policy or on_attempt is called
-    with `policy.call(tool_fn, **kwargs)` or `retry_call`, which reserve no names.
+    whose own parameters are named max_retries, policy, on_attempt or budget is
+    called with `policy.call(tool_fn, **kwargs)` or `retry_call`, which reserve no names.
     Raises ValueError for a max_retries that is not an int >= 0.
     """
-    return await retry_call(resolve_policy(max_retries, policy), tool_fn, args, kwargs, on_attempt=on_attempt)
+    return await retry_call(resolve_policy(max_retries, policy), tool_fn, args, kwargs, on_attempt=on_attempt,
+                            budget=budget)
 
 
 async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tuple = (),
-                     kwargs: dict | None = None, *, on_attempt: Callable[[Attempt], None] | None = None,
-                     on_attempt_start: Callable[[int, float], None] | None = None) -> RetryOutcome:
+                     kwargs: dict | None = None, *, budget: RetryBudget | None = None,
+                     on_attempt: Callable[[Attempt], None] | None = None,
+                     on_attempt_start: Callable[[int, float], None] | None = None,
+                     on_budget: BudgetObserver | None = None) -> RetryOutcome:
     """The retry loop: settings and the tool's arguments each in their own place.
 
     Calls `tool_fn(*args, **kwargs)` under `policy` (see call_tool_with_retry for
-    what is retried). `on_attempt_start(number, time)` runs before each attempt,
-    `on_attempt(attempt)` after it; both are the caller's code and may raise.
+    what is retried), spending from `budget` (a RetryBudget, or None: no budget).
+    `on_attempt_start(number, time)` runs before each attempt, `on_attempt(attempt)`
+    after it, `on_budget(kind, cost, tokens)` after every change the call makes to
+    the budget (and on a denial); all are the caller's code and may raise.
     """
     kwargs = kwargs or {}
     clock = get_clock()
@@ -382,20 +338,24 @@ async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tup
                 value = await (value if timeout is None else _race(value, timeout, clock))
         except Exception as exc:  # BaseException (cancel, Ctrl-C, exit) is never caught
             info = policy.classify(exc)
-            value = None
+            value = data = source = None
         else:
-            info = error_from_envelope(value)
+            data, source, info = unwrap_envelope(value)  # a tool's {status, data, source, error}: opened here, once
             if info is None:
                 end = clock.now()
                 attempt = Attempt(n, t0, end, "partial" if isinstance(value, PartialResult) else "ok")
                 attempts.append(attempt)
                 if on_attempt is not None:
                     on_attempt(attempt)
-                if policy.budget is not None:
-                    policy.budget.refund()
-                return RetryOutcome(value, None, attempts=attempts, elapsed=end - start)
+                if budget is not None:
+                    refunded = budget.refund()
+                    if refunded and on_budget is not None:
+                        on_budget("refund", refunded, budget.tokens)
+                return RetryOutcome(value, None, attempts=attempts, elapsed=end - start, data=data, source=source)
         t1 = clock.now()
         why, wait = _decide(policy, info, n, previous_wait, clock, start, t1)
+        if why is None and budget is not None:
+            why, wait = _spend(budget, info, wait, on_budget)
         attempt = Attempt(n, t0, t1, "timeout" if info.code == ErrorCode.TIMEOUT else "error",
                           info.error_type, info.code, info.message, wait or 0.0)
         attempts.append(attempt)
@@ -403,7 +363,7 @@ async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tup
             on_attempt(attempt)
         if why is not None or wait is None:
             return RetryOutcome(value, wording.gave_up(info.message, n, why, policy.deadline), attempts=attempts,
-                                info=info, gave_up=why, elapsed=clock.now() - start)
+                                info=info, gave_up=why, elapsed=clock.now() - start, data=data, source=source)
         previous_wait = wait
         await clock.sleep(wait)
         t0 = clock.now()
@@ -423,6 +383,17 @@ def _decide(policy: RetryPolicy, info: ErrorInfo, n: int, previous: float | None
         wait = max(wait, min(info.retry_after, policy.max_retry_after))
     if policy.deadline is not None and (now - start) + wait >= policy.deadline:
         return "deadline", None
-    if policy.budget is not None and not policy.budget.try_spend(info):
-        return "budget", None
     return None, (wait if math.isfinite(wait) else policy.backoff.cap)
+
+
+def _spend(budget: RetryBudget, info: ErrorInfo, wait: float | None,
+           on_budget: BudgetObserver | None) -> tuple[str | None, float | None]:
+    """Pay for the retry `_decide` allowed: (None, wait) when the budget has the tokens, else ("budget", None)."""
+    cost = budget.cost(info)
+    if budget.try_spend(info):
+        if on_budget is not None:
+            on_budget("withdraw", cost, budget.tokens)
+        return None, wait
+    if on_budget is not None:
+        on_budget("deny", cost, budget.tokens)
+    return "budget", None

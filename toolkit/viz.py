@@ -519,7 +519,7 @@ def breaker_windows(results: Iterable[ToolResult], failure_threshold: int = 5,
     window ends after `cooldown`, or earlier when a trial call succeeds. Calls refused
     with CIRCUIT_OPEN are not replayed (the breaker never saw them).
     """
-    from .executor import CircuitBreaker
+    from .breaker import CircuitBreaker
 
     replay = CircuitBreaker(failure_threshold=failure_threshold, cooldown=cooldown)
     windows: dict[str, list[list[float]]] = {}
@@ -612,7 +612,7 @@ def call_stats(executor_or_results: Any) -> Figure:
     if not per_tool:
         return _empty("还没有调用记录", "调用统计")
     breaker = getattr(executor, "breaker", None)
-    budget = getattr(getattr(executor, "policy", None), "budget", None)
+    budget = getattr(executor, "budget", None)
     fast_failed = [r for r in results if r.error_code == "CIRCUIT_OPEN"]
     extras = [name for name, present in (("breaker", breaker is not None or fast_failed),
                                          ("budget", budget is not None)) if present]
@@ -1037,7 +1037,7 @@ class LiveCharts:
     def _draw_stats(self, executor: Any) -> None:
         results, per_tool, _ = _results_and_summary(executor)
         breaker = getattr(executor, "breaker", None)
-        budget = getattr(getattr(executor, "policy", None), "budget", None)
+        budget = getattr(executor, "budget", None)
         fast_failed = any(r.error_code == "CIRCUIT_OPEN" for r in results)
         shape = tuple(name for name, present in (("breaker", breaker is not None or fast_failed),
                                                  ("budget", budget is not None)) if present)

@@ -41,9 +41,13 @@ import ipywidgets as W
 
 from .clock import SimulatedClock, use_clock
 from .decisions import ACTIONS, evaluate_tool_result
-from .executor import CircuitBreaker, Tool, ToolExecutor, ToolRegistry
+from .breaker import CircuitBreaker
+from .executor import ToolExecutor
+from .registry import Tool, ToolRegistry
 from .faults import FAULTS, inject_faults
-from .parsing import dumps, parse_tool_result, smart_truncate
+from .parsing import parse_tool_result
+from .shrink import dumps
+from .truncate import smart_truncate
 from .results import ToolResult, safe_str
 from .retry import Backoff, RetryBudget, RetryPolicy
 
@@ -262,8 +266,8 @@ def summarize_batch(batch: dict) -> str:
     fused = sum(1 for r in results if r.error_code == "CIRCUIT_OPEN")
     if fused:
         text += f"；熔断拦下 {fused} 次"
-    if executor.policy.budget is not None and executor.policy.budget.denied:
-        text += f"；重试额度拒绝 {executor.policy.budget.denied} 次"
+    if executor.budget is not None and executor.budget.denied:
+        text += f"；重试额度拒绝 {executor.budget.denied} 次"
     if batch["scaled"]:
         text += "（故障率合计超过 100%，已按比例缩放）"
     return text
