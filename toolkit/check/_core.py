@@ -70,6 +70,7 @@ class Crashed(BaseException):
     """The worker process died while running the student's code."""
 
     def __init__(self, code: int | None) -> None:
+        self.code = code
         super().__init__(f"你的代码让检查进程直接退出了（退出码 {code}）：是不是调用了 os._exit / sys.exit，"
                          "或者把内存用光了？")
 

@@ -73,15 +73,19 @@ def check_retry_after(play: Any) -> None:
 
 
 def check_deadline(play: Any) -> None:
-    run = Run(play, ["timeout"], waits=True, latency=2.0, kwargs={"max_retries": 10, "deadline": 10.0})
-    if not run.error:
-        raise Fail("一直超时应返回错误")
-    late = [round(t, 2) for t in run.times if t > 10.0 + 1e-9]
-    if late or run.now > 12.0 + 1e-9:
-        raise Fail(f"deadline=10 秒：不应在第 10 秒之后再开始尝试（开始时刻 {[round(t, 2) for t in run.times]}），"
-                   f"整个调用用了 {run.now:.2f} 秒（模拟时钟）")
-    if run.calls < 2:
-        raise Fail(f"10 秒内至少来得及重试一次，实际只调用了 {run.calls} 次")
+    for plan, latency, deadline, extra in ((["timeout"], 2.0, 10.0, {}),
+                                           (["rate_limited"], 1.0, 6.0, {"retry_after": 4.0})):
+        run = Run(play, plan, waits=True, latency=latency, kwargs={"max_retries": 10, "deadline": deadline}, **extra)
+        if not run.error:
+            raise Fail("一直失败应返回错误")
+        starts = [round(t, 2) for t in run.times]
+        if any(t > deadline + 1e-9 for t in run.times):
+            raise Fail(f"deadline={deadline:g} 秒：不应在第 {deadline:g} 秒之后再开始尝试（开始时刻 {starts}）")
+        if run.times and run.now > run.times[-1] + latency + 1e-9:
+            raise Fail(f"deadline={deadline:g} 秒：最后一次尝试在第 {run.times[-1] + latency:g} 秒结束，之后又等到第 "
+                       f"{run.now:g} 秒才返回：等待之前就要判断「等完会不会超过总时限」，会超过就不再等")
+        if run.calls < 2:
+            raise Fail(f"{deadline:g} 秒内至少来得及重试一次，实际只调用了 {run.calls} 次（开始时刻 {starts}）")
 
 
 def check_clock(play: Any) -> None:

@@ -48,6 +48,7 @@ class Proc:
         finally:
             sys.modules["__main__"] = main
         child.close()
+        self.stopped = ""  # why the referee ended this worker on purpose, if it did
 
     def ask(self, request: tuple, limit: float) -> dict:
         """Send one request; its JSON answer, or Hang after `limit` seconds, or Crashed if the worker died."""
@@ -57,7 +58,7 @@ class Proc:
                 self.kill()
                 raise Hang(limit)
             data = self.conn.recv_bytes()
-        except (EOFError, OSError, BrokenPipeError):
+        except (EOFError, OSError, ValueError):  # the worker died (or was ended by another thread)
             self.process.join(2)
             code = self.process.exitcode
             self.kill()

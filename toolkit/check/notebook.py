@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import base64
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import get_exercise
 from ._core import Crashed, Hang, Report
@@ -76,6 +78,8 @@ def run_notebook(path: str | Path, *, time_limit: float = TIME_LIMIT, cell_timeo
                  pool: Pool | None = None) -> NotebookRun:
     """Run the notebook's cells in a loader and judge its exercise's object; never raises for the student's work.
 
+    The cells after the check cell (the plug-in section) run while the checks run. When a check
+    found that the object hangs or kills its process, those cells (which call it) are stopped.
     ValueError only for a path that is not an exercise notebook (its name).
     """
     import nbformat
@@ -87,41 +91,54 @@ def run_notebook(path: str | Path, *, time_limit: float = TIME_LIMIT, cell_timeo
         nb = nbformat.read(path, as_version=4)
     except Exception as exc:  # not JSON, not a notebook: the whole notebook is one problem
         return NotebookRun(path, not_run(exercise, exercise.checks, f"读不了这个 notebook（{type(exc).__name__}）"))
-    cells = [cell.source for cell in nb.cells if cell.cell_type == "code"]
+    cells = list(enumerate((c.source for c in nb.cells if c.cell_type == "code"), 1))
+    at = next((i for i, (_, source) in enumerate(cells) if CHECK_CELL.search(source)), len(cells))
     loader = pool.take()
     pool.prefetch()  # the player starts while the cells run
     notes: list[str] = []
-    blob: bytes | None = None
-    problem = ""
     try:
-        loader.ask(("chdir", str(path.parent.resolve())), cell_timeout)
-        exported = False
-        for n, source in enumerate(cells, 1):
-            if CHECK_CELL.search(source) and not exported:
-                blob, problem = _export(loader, exercise.function, notes, cell_timeout)
-                exported = True
-                continue
-            try:
-                reply = loader.ask(("cell", source), cell_timeout)
-            except Hang:
-                notes.append(f"第 {n} 个代码单元格超过 {cell_timeout:g} 秒没有结束：是不是死循环？（已停止运行）")
-                break
-            except Crashed as exc:
-                notes.append(f"第 {n} 个代码单元格让 Python 进程退出了（退出码 {exc.args[0] if exc.args else '?'}）："
-                             "是不是调用了 os._exit / sys.exit？")
-                break
-            if "error" in reply:
-                notes.append(_cell_note(n, reply))
-        if not exported:
-            if loader.alive():
-                blob, problem = _export(loader, exercise.function, notes, cell_timeout)
-            else:
-                problem = f"notebook 没有运行到检查单元格：{notes[-1]}" if notes else "notebook 没有运行完"
+        alive = _run_cells(loader, [("chdir", str(path.parent.resolve()))], cells[:at], notes, cell_timeout)
+        if not alive:
+            problem = f"notebook 没有运行到检查单元格：{notes[-1]}" if notes else "notebook 没有运行完"
+            return NotebookRun(path, not_run(exercise, exercise.checks, problem), notes[:-1])
+        blob, problem = _export(loader, exercise.function, notes, cell_timeout)
+        if blob is None:
+            return NotebookRun(path, not_run(exercise, exercise.checks, problem), [n for n in notes if n not in problem])
+        later: list[str] = []
+        rest = threading.Thread(target=_run_cells, args=(loader, [], cells[at + 1:], later, cell_timeout), daemon=True)
+        rest.start()
+        report = judge(exercise, blob, time_limit=time_limit, pool=pool)
+        if any(r.kind in ("hang", "crash") for r in report.results) and rest.is_alive():
+            loader.stopped = "你的函数在检查里没有正常返回，后面调用它的单元格已停止运行"
+            loader.kill()
+        rest.join()
+        return NotebookRun(path, report, notes + later)
     finally:
         loader.kill()
-    if blob is None:
-        return NotebookRun(path, not_run(exercise, exercise.checks, problem), [n for n in notes if n not in problem])
-    return NotebookRun(path, judge(exercise, blob, time_limit=time_limit, pool=pool), notes)
+
+
+def _run_cells(loader: Any, setup: list[tuple], cells: list[tuple[int, str]], notes: list[str],
+               timeout: float) -> bool:
+    """Run the cells in the loader, one note per cell that failed; False once the loader is gone."""
+    try:
+        for request in setup:
+            loader.ask(request, timeout)
+    except (Hang, Crashed) as exc:
+        notes.append(f"检查进程没能启动（{exc}）")
+        return False
+    for n, source in cells:
+        try:
+            reply = loader.ask(("cell", source), timeout)
+        except Hang:
+            notes.append(f"第 {n} 个代码单元格超过 {timeout:g} 秒没有结束：是不是死循环？（已停止运行）")
+            return False
+        except Crashed as exc:
+            notes.append(f"第 {n} 个代码单元格：{loader.stopped}" if loader.stopped else
+                         f"第 {n} 个代码单元格让 Python 进程退出了（退出码 {exc.code}）：是不是调用了 os._exit / sys.exit？")
+            return False
+        if "error" in reply:
+            notes.append(_cell_note(n, reply))
+    return True
 
 
 def _export(loader, name: str, notes: list[str], timeout: float) -> tuple[bytes | None, str]:
