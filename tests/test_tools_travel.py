@@ -208,6 +208,28 @@ def test_registry_without_data_files_drops_the_enums_but_stays_valid(empty_dir):
     jsonschema.Draft202012Validator.check_schema(registry.get("search_flights").parameters)
 
 
+def test_a_registry_reads_the_data_folder_it_is_given_and_leaves_the_environment_alone(tmp_path, monkeypatch):
+    import os
+    import shutil
+
+    monkeypatch.delenv(DATA_DIR_ENV, raising=False)
+    (tmp_path / "weather.json").write_text(json.dumps({"cities": {"拉萨": {"condition": "晴", "temp_c": 20}}},
+                                                      ensure_ascii=False), encoding="utf-8")
+    shutil.copy(ROOT / "data" / "faults" / "sales" / "quantity_abc.csv", tmp_path / "sales.csv")
+    registry = default_registry(data_dir=tmp_path)
+    assert registry.get("get_weather").parameters["properties"]["city"]["enum"] == ["拉萨"]
+    assert "enum" not in registry.get("search_flights").parameters["properties"]["origin"]  # no flights.json there
+    calls = [{"id": "w", "function": {"name": "get_weather", "arguments": '{"city": "拉萨"}'}},
+             {"id": "s", "function": {"name": "analyze_sales_csv", "arguments": "{}"}}]
+    with use_clock(SimulatedClock(seed=0)):
+        weather, sales = asyncio.run(ToolExecutor(registry=registry).run_tool_calls(calls))
+    assert weather.ok and weather.data["condition"] == "晴"
+    assert sales.error_code == "INVALID_SALES_CSV"
+    assert DATA_DIR_ENV not in os.environ
+    assert default_registry().get("get_weather").parameters["properties"]["city"]["enum"] == CITIES  # others unchanged
+    assert get_weather("拉萨")["error"]["code"] == "CITY_NOT_FOUND"
+
+
 def test_seed_004_two_step_task_runs_through_the_executor():
     """查上海天气，然后查北京飞上海的航班: two calls, one batch, both answered with their ids."""
     calls = [{"id": "w", "function": {"name": "get_weather", "arguments": '{"city": "上海"}'}},

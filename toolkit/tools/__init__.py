@@ -11,10 +11,12 @@ explicit JSON schemas; the city enums come from the data files.
 from __future__ import annotations
 
 import copy
+import functools
+from typing import Any, Callable
 
 from ..executor import ToolRegistry
 from ..knowledge import teach
-from ._files import DATA_DIR_ENV, data_dir
+from ._files import DATA_DIR_ENV, DataDir, data_dir
 from .sales import SALES_KNOWLEDGE, analyze_sales_csv
 from .travel import (FLIGHTS_KNOWLEDGE, WEATHER_KNOWLEDGE, flight_cities, get_weather, search_flights,
                      teaching_today, weather_cities)
@@ -48,16 +50,16 @@ def _city(description: str, names: list[str]) -> dict:
     return schema
 
 
-def weather_schema() -> dict:
-    """get_weather's parameters; the city enum lists the cities in weather.json."""
+def weather_schema(folder: DataDir = None) -> dict:
+    """get_weather's parameters; the city enum lists the cities in weather.json (in `data_dir(folder)`)."""
     return {"type": "object",
-            "properties": {"city": _city("城市中文名，例如 上海", weather_cities())},
+            "properties": {"city": _city("城市中文名，例如 上海", weather_cities(folder))},
             "required": ["city"], "additionalProperties": False}
 
 
-def flights_schema() -> dict:
+def flights_schema(folder: DataDir = None) -> dict:
     """search_flights' parameters; origin/destination enums list the cities in flights.json."""
-    cities = flight_cities()
+    cities = flight_cities(folder)
     return {"type": "object",
             "properties": {
                 "origin": _city("出发城市中文名，例如 北京", cities),
@@ -76,16 +78,23 @@ for _name, _knowledge in KNOWLEDGE.items():
     teach(_name, _knowledge)
 
 
-def default_registry() -> ToolRegistry:
+def default_registry(data_dir: DataDir = None) -> ToolRegistry:
     """A new ToolRegistry with the three example tools (a new one on every call).
 
     analyze_sales_csv is a "read" tool (it reads a file), the travel tools are
     "query" tools; none of them writes. Schemas are read from the data files
-    now, so a registry made after TOOLKIT_DATA_DIR changes sees the new cities.
+    now, so a registry made after the data changes sees the new cities.
+    data_dir: the folder every tool of this registry reads (default: `data_dir()`,
+    i.e. $TOOLKIT_DATA_DIR or data/input/); the environment is left alone.
     """
+    def bound(fn: Callable[..., Any]) -> Callable[..., Any]:
+        return fn if data_dir is None else functools.partial(fn, data_dir=data_dir)
+
     registry = ToolRegistry()
-    registry.register(analyze_sales_csv, description=SALES_DESCRIPTION, parameters=copy.deepcopy(SALES_TOOL_SCHEMA),
-                      kind="read")
-    registry.register(get_weather, description=WEATHER_DESCRIPTION, parameters=weather_schema(), kind="query")
-    registry.register(search_flights, description=FLIGHTS_DESCRIPTION, parameters=flights_schema(), kind="query")
+    registry.register(bound(analyze_sales_csv), name="analyze_sales_csv", description=SALES_DESCRIPTION,
+                      parameters=copy.deepcopy(SALES_TOOL_SCHEMA), kind="read")
+    registry.register(bound(get_weather), name="get_weather", description=WEATHER_DESCRIPTION,
+                      parameters=weather_schema(data_dir), kind="query")
+    registry.register(bound(search_flights), name="search_flights", description=FLIGHTS_DESCRIPTION,
+                      parameters=flights_schema(data_dir), kind="query")
     return registry

@@ -2,8 +2,10 @@
 
 Every example tool reads only from one directory, `<project root>/data/input/`
 (the project root is found from the package's own location). Setting the
-environment variable TOOLKIT_DATA_DIR replaces that directory, so tests and
-notebooks can point the tools at a temporary copy. A path a model asks for is
+environment variable TOOLKIT_DATA_DIR replaces that directory for the whole
+process; a tool's `data_dir=` argument (which `default_registry(data_dir=...)`
+binds) replaces it for that tool alone, so a panel or a check can point the
+tools at a temporary copy without touching the environment. A path a model asks for is
 relative to that directory; "..", absolute paths and symlinks that lead out of
 it are refused with a value the caller can hand back to the model, never an
 exception.
@@ -13,20 +15,25 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any
+from typing import Any, Union
 
 import toolkit
 
-__all__ = ["DATA_DIR_ENV", "LOGICAL_PREFIX", "data_dir", "resolve_input", "find_input", "envelope", "error_envelope",
+__all__ = ["DATA_DIR_ENV", "LOGICAL_PREFIX", "DataDir", "data_dir", "resolve_input", "find_input", "envelope", "error_envelope",
            "load_json_data"]
 
 DATA_DIR_ENV = "TOOLKIT_DATA_DIR"
 LOGICAL_PREFIX = "data/input"  # how paths are shown to the model, whatever the real directory is
 MAX_PATH_CHARS = 255
 
+DataDir = Union[str, os.PathLike, None]
+"""A tool's data folder: a path, or None for the default (`data_dir()`)."""
 
-def data_dir() -> Path:
-    """The directory the tools read from: $TOOLKIT_DATA_DIR if set, else <root>/data/input."""
+
+def data_dir(folder: DataDir = None) -> Path:
+    """The directory the tools read from: `folder` if given, else $TOOLKIT_DATA_DIR if set, else <root>/data/input."""
+    if folder is not None and str(folder).strip():
+        return Path(folder).expanduser()
     override = os.environ.get(DATA_DIR_ENV, "").strip()
     if override:
         return Path(override).expanduser()
@@ -59,9 +66,10 @@ def _encodable(text: str) -> bool:
         return False
 
 
-def resolve_input(path: object) -> tuple[Path, str] | dict:
+def resolve_input(path: object, folder: DataDir = None) -> tuple[Path, str] | dict:
     """Check a requested path: (real path, logical path like "data/input/sales.csv") or a refusal envelope.
 
+    The path is looked up in `data_dir(folder)`.
     Accepted: a relative path inside the data directory, with "/" or "\\" as
     separator; a leading "data/input/" is dropped (the model often repeats
     it). Refused (code PATH_NOT_ALLOWED): anything not a non-empty str, NUL
@@ -86,7 +94,7 @@ def resolve_input(path: object) -> tuple[Path, str] | dict:
     if not parts:
         return _refuse(path, "没有给出文件名")
     try:  # resolving touches the file system: a symlink loop, an over-long name or an unencodable one
-        base = data_dir().resolve()
+        base = data_dir(folder).resolve()
         target = base.joinpath(*parts).resolve()
         target.stat() if target.exists() else None  # ENAMETOOLONG / ELOOP surface here, not in the caller
     except (OSError, RuntimeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
@@ -96,9 +104,9 @@ def resolve_input(path: object) -> tuple[Path, str] | dict:
     return target, "/".join([LOGICAL_PREFIX, *parts])
 
 
-def find_input(path: object) -> tuple[Path, str] | dict:
+def find_input(path: object, folder: DataDir = None) -> tuple[Path, str] | dict:
     """resolve_input, plus FILE_NOT_FOUND (an envelope) when the file does not exist."""
-    where = resolve_input(path)
+    where = resolve_input(path, folder)
     if isinstance(where, dict):
         return where
     real, logical = where
@@ -111,12 +119,12 @@ def find_input(path: object) -> tuple[Path, str] | dict:
     return where
 
 
-def load_json_data(name: str) -> tuple[Any, str] | dict:
-    """Read one of the tools' own JSON data files: (value, logical path) or an error envelope.
+def load_json_data(name: str, folder: DataDir = None) -> tuple[Any, str] | dict:
+    """Read one of the tools' own JSON data files from `data_dir(folder)`: (value, logical path) or an error envelope.
 
     Missing file -> FILE_NOT_FOUND; unreadable or not JSON -> INVALID_DATA_FILE.
     """
-    where = find_input(name)
+    where = find_input(name, folder)
     if isinstance(where, dict):
         return where
     real, logical = where

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from ..knowledge import ToolKnowledge
 from ..verify import NUMBER_TEXT, ascii_digits, clauses, supported
-from ._files import envelope, error_envelope, find_input
+from ._files import DataDir, envelope, error_envelope, find_input
 
 __all__ = ["analyze_sales_csv", "REQUIRED_COLUMNS", "CURRENCY_NOTE", "SALES_KNOWLEDGE"]
 
@@ -44,8 +44,11 @@ class _BadCsv(ValueError):
         self.line = line
 
 
-def analyze_sales_csv(path: str = "sales.csv") -> dict:
+def analyze_sales_csv(path: str = "sales.csv", *, data_dir: DataDir = None) -> dict:
     """Total sales per category of a CSV in data/input/ (default sales.csv).
+
+    `data_dir` reads from another folder instead (see toolkit.tools.data_dir);
+    it is not part of the tool's schema, so the model cannot choose it.
 
     Returns {"status": "ok", "data": {row_count, total_sales, category_sales
     (ranked, ties by name), highest_category, highest_sales, currency_note},
@@ -56,7 +59,7 @@ def analyze_sales_csv(path: str = "sales.csv") -> dict:
     too many fields, no data rows, not UTF-8) INVALID_SALES_CSV whose message
     and "line" name the CSV line.
     """
-    where = find_input(path)
+    where = find_input(path, data_dir)
     if isinstance(where, dict):
         return where
     real, logical = where

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from ..knowledge import ToolKnowledge
-from ._files import envelope, error_envelope, load_json_data
+from ._files import DataDir, envelope, error_envelope, load_json_data
 
 __all__ = ["get_weather", "search_flights", "weather_cities", "flight_cities", "WEATHER_FILE", "FLIGHTS_FILE",
            "TEACHING_DATE", "TODAY_ENV", "teaching_today", "RELATIVE_DAYS", "WEATHER_KNOWLEDGE", "FLIGHTS_KNOWLEDGE"]
@@ -56,9 +56,9 @@ def _unknown_city(label: str, city: Any, known: list[str], source: list[str]) ->
                           source, known_cities=known)
 
 
-def _table(file: str, key: str, container: type, what: str) -> tuple[dict, str] | dict:
+def _table(file: str, key: str, container: type, what: str, folder: DataDir) -> tuple[dict, str] | dict:
     """(the file's JSON, its logical path) when `key` holds a `container` of dicts, else an error envelope."""
-    loaded = load_json_data(file)
+    loaded = load_json_data(file, folder)
     if isinstance(loaded, dict):
         return loaded
     value, logical = loaded
@@ -69,23 +69,24 @@ def _table(file: str, key: str, container: type, what: str) -> tuple[dict, str] 
     return value, logical
 
 
-def _weather_table() -> tuple[dict, str] | dict:
-    return _table(WEATHER_FILE, "cities", dict, "对象")
+def _weather_table(folder: DataDir) -> tuple[dict, str] | dict:
+    return _table(WEATHER_FILE, "cities", dict, "对象", folder)
 
 
-def _flight_table() -> tuple[dict, str] | dict:
-    return _table(FLIGHTS_FILE, "flights", list, "列表")
+def _flight_table(folder: DataDir) -> tuple[dict, str] | dict:
+    return _table(FLIGHTS_FILE, "flights", list, "列表", folder)
 
 
-def weather_cities() -> list[str]:
-    """Cities in weather.json, in file order; [] when the file is missing or broken."""
-    table = _weather_table()
+def weather_cities(data_dir: DataDir = None) -> list[str]:
+    """Cities in weather.json (in `data_dir`, default the tools' folder), in file order; [] when it is
+    missing or broken."""
+    table = _weather_table(data_dir)
     return [] if isinstance(table, dict) else list(table[0]["cities"])
 
 
-def flight_cities() -> list[str]:
+def flight_cities(data_dir: DataDir = None) -> list[str]:
     """Every origin and destination in flights.json, in first-seen order; [] when unreadable."""
-    table = _flight_table()
+    table = _flight_table(data_dir)
     return [] if isinstance(table, dict) else _endpoints(table[0]["flights"])
 
 
@@ -94,14 +95,15 @@ def _endpoints(flights: list[dict]) -> list[str]:
     return list(dict.fromkeys(n for n in names if isinstance(n, str)))
 
 
-def get_weather(city: str) -> dict:
+def get_weather(city: str, *, data_dir: DataDir = None) -> dict:
     """Today's (fictional) weather for `city`, e.g. "上海" (a trailing 市 is ignored).
 
     data: city, condition, temp_c, temp_low_c, humidity_pct, wind, aqi,
     updated_at, note. An unknown or empty city gives CITY_NOT_FOUND whose
-    message and "known_cities" list the cities there is data for.
+    message and "known_cities" list the cities there is data for. `data_dir`
+    reads another folder's weather.json (not part of the tool's schema).
     """
-    table = _weather_table()
+    table = _weather_table(data_dir)
     if isinstance(table, dict):
         return table
     value, logical = table
@@ -138,7 +140,7 @@ def _public(flight: dict) -> dict:
     return {**shown, "schedule": _schedule(flight)}
 
 
-def search_flights(origin: str, destination: str, date: str | None = None) -> dict:
+def search_flights(origin: str, destination: str, date: str | None = None, *, data_dir: DataDir = None) -> dict:
     """(Fictional) flights from `origin` to `destination`, earliest first.
 
     `date` (optional): "YYYY-MM-DD", or 今天 / 明天 / 后天, which count from the
@@ -150,8 +152,9 @@ def search_flights(origin: str, destination: str, date: str | None = None) -> di
     No flight on the route is a success with count 0. Errors:
     CITY_NOT_FOUND (unknown city, with known_cities), INVALID_ARGUMENTS
     (origin equals destination), INVALID_DATE (not a real YYYY-MM-DD date).
+    `data_dir` reads another folder's flights.json (not part of the tool's schema).
     """
-    table = _flight_table()
+    table = _flight_table(data_dir)
     if isinstance(table, dict):
         return table
     value, logical = table
