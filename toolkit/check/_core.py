@@ -102,6 +102,14 @@ class Exercise:
     checks: tuple[Check, ...]
     probes: tuple[Callable, ...] = ()
 
+    def __post_init__(self) -> None:
+        ids = [c.id for c in self.checks]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"exercise {self.number}: check ids repeat: {ids}")
+        for fn in self.probes:
+            if not getattr(fn, "__probe__", False):
+                raise ValueError(f"exercise {self.number}: {fn.__name__} is listed as a probe without @probe")
+
     def probe(self, name: str) -> Callable:
         for fn in self.probes:
             if fn.__name__ == name:

@@ -5,6 +5,7 @@ from typing import Any
 
 from ..clock import get_clock
 from ..results import RetryableToolError
+from ._core import play, probe, simulate
 
 
 class Scripted:
@@ -77,6 +78,7 @@ class ScriptedSync(Scripted):
         return self._outcome(self._next())
 
 
+@probe
 def retry_run(fn: Any, *, plan: list[Any], args: tuple = (), kwargs: dict | None = None, seed: int = 0,
               sync: bool = False, **tool: Any) -> dict:
     """Probe: call fn(tool, *args, **kwargs) on a fresh simulated clock, with a tool scripted by `plan`.
@@ -84,8 +86,6 @@ def retry_run(fn: Any, *, plan: list[Any], args: tuple = (), kwargs: dict | None
     Returns the value fn returned, the tool's record (calls, not_awaited, times, args) and the clock's
     waits and final time.
     """
-    from ._core import play, simulate
-
     scripted = (ScriptedSync if sync else Scripted)(plan, **tool)
 
     async def go(clock: Any) -> Any:
@@ -93,6 +93,3 @@ def retry_run(fn: Any, *, plan: list[Any], args: tuple = (), kwargs: dict | None
 
     value, clock = simulate(go, seed)
     return {"value": value, **scripted.record(), "waits": clock.sleeps, "now": clock.now()}
-
-
-retry_run.__probe__ = True
