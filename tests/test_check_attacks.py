@@ -7,7 +7,6 @@ inside the student's kernel; here each must be judged right, within its time lim
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
