@@ -43,29 +43,16 @@ check for nbgrader's graded cells: it prints one line and raises AssertionError 
 from __future__ import annotations
 
 import builtins
-import importlib
 import os
 from typing import Any, Iterable
 
+from ._catalogue import EXERCISE_NUMBERS, all_exercises, get_exercise
 from ._core import Check, CheckResult, Exercise, Fail, Report
 
 __all__ = ["check", "grade", "run_checks", "get_exercise", "exercise_for", "EXERCISE_NUMBERS",
            "Check", "CheckResult", "Exercise", "Fail", "Report"]
 
-EXERCISE_NUMBERS = ("01", "02", "03", "04", "05", "06", "07", "08")
 _print = builtins.print  # kept here: a notebook that rebinds print cannot silence or fake the table
-
-
-def get_exercise(number: str | int) -> Exercise:
-    """The Exercise with this number ("02", 2 or a stem like "02_smart_truncate"); ValueError if none."""
-    key = f"{int(str(number)[:2]):02d}" if str(number)[:2].isdigit() else str(number)
-    if key not in EXERCISE_NUMBERS:
-        raise ValueError(f"没有练习 {number!r}；可选：{', '.join(EXERCISE_NUMBERS)}")
-    return importlib.import_module(f"{__name__}._ex{key}").EXERCISE
-
-
-def all_exercises() -> list[Exercise]:
-    return [get_exercise(n) for n in EXERCISE_NUMBERS]
 
 
 def _name_of(obj: Any) -> str:

@@ -27,7 +27,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Callable, Sequence
 
-from . import get_exercise
+from ._catalogue import get_exercise
 from ._core import _pad, _width
 from ._player import TIME_LIMIT, not_run
 from .notebook import CELL_TIMEOUT, NOTEBOOK_NAME, NotebookRun, exercise_number

@@ -128,7 +128,7 @@ def serve() -> None:
     os.dup2(2, 1)  # a stray print (ours or a library's) can no longer reach the protocol
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
-    from . import get_exercise
+    from ._catalogue import get_exercise
     from ._player import Pool, judge
 
     pool = Pool()

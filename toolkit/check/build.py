@@ -100,7 +100,7 @@ def _nbgrader(cell: nbformat.NotebookNode, grade_id: str, *, solution: bool = Fa
 
 def nbgrader_source(solution: nbformat.NotebookNode, number: str) -> nbformat.NotebookNode:
     """The nbgrader source notebook for a solution: metadata on every cell, a graded cell per check."""
-    from . import get_exercise
+    from ._catalogue import get_exercise
 
     exercise = get_exercise(number)
     nb = nbformat.from_dict(solution)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import get_exercise
+from ._catalogue import get_exercise
 from ._core import Crashed, Hang, Report
 from ._player import TIME_LIMIT, Pool, judge, not_run
 
