@@ -167,6 +167,23 @@ def test_explicit_exercise_number_overrides_the_name() -> None:
     assert run_checks(my_cut, exercise=2).ok
 
 
+def test_check_with_only_runs_those_checks_and_names_an_unknown_id(capsys: pytest.CaptureFixture) -> None:
+    def head_only(text, max_chars):
+        return text[:max_chars]
+
+    check(head_only, "02", only=["short_text_unchanged", "keeps_tail"])
+    out = capsys.readouterr().out
+    assert "得分：1/2" in out and "不超过 max_chars 的文本原样返回" in out
+    check(head_only, "02", only=["no_such_check"])
+    out = capsys.readouterr().out
+    assert out.startswith("✘ ") and "no_such_check" in out and "keeps_tail" in out and "Traceback" not in out
+
+
+def test_a_chapter_without_checks_of_its_own_is_a_chinese_error() -> None:
+    with pytest.raises(ValueError, match="第 99 章没有自己的检查"):
+        get_exercise("ch99")
+
+
 def test_grade_prints_one_line_for_a_passing_check_and_raises_for_a_failing_one(
         capsys: pytest.CaptureFixture) -> None:
     def truncate_head_tail(text, max_chars):

@@ -3,6 +3,7 @@
     from toolkit.check import check
     check(truncate_head_tail)                 # exercise found from the function's name
     check(my_fn, exercise="02")               # or named explicitly
+    check(my_truncate, "ch02", only=["exact_count"])   # a chapter's step: some of the chapter's own checks
 
 prints a Chinese pass/fail table with a reason and a hint for each failure and
 a score; it never shows a traceback. Checks test behaviour (seeded and
@@ -95,14 +96,20 @@ def _deferred() -> bool:
     return os.environ.get("TOOLKIT_CHECK_DEFER") == "1"
 
 
-def check(obj: Any, exercise: str | int | None = None) -> None:
-    """Print the Chinese pass/fail table for the student's function (or class) `obj`; never raises."""
+def check(obj: Any, exercise: str | int | None = None, *, only: Iterable[str] | None = None) -> None:
+    """Print the Chinese pass/fail table for the student's function (or class) `obj`; never raises.
+
+    `only` runs some of the checks, by id: a chapter checks each step of its piece with the checks that step
+    is about (an unknown id is one Chinese line listing the ids there are)."""
     if _deferred():
         return
     from . import _referee
 
     try:
-        report = _referee.ask(obj, _find(obj, exercise))
+        found = _find(obj, exercise)
+        if only is not None:
+            only = [found.check(i).id for i in only]  # ValueError, in Chinese, for an id that is not there
+        report = _referee.ask(obj, found, only=only)
     except ValueError as exc:
         _print(f"✘ {exc}")
         return
