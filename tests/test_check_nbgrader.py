@@ -25,8 +25,12 @@ HALF_RIGHT = ROOT / "tests" / "attempts" / "ex03" / "wrong_real_sleep.py"  # 7 o
 
 
 def nbgrader(course: Path, *args: str) -> None:
+    # nbgrader runs the `alembic` command by name: the environment's scripts must be on PATH even when the
+    # suite was started as .venv/bin/python -m pytest, without activating the environment
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     done = subprocess.run([sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={course}"], cwd=course,
-                          capture_output=True, text=True, timeout=900, env={**os.environ, "TOOLKIT_DOTENV": "none"})
+                          capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "TOOLKIT_DOTENV": "none", "PATH": path})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
 
 
