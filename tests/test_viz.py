@@ -757,7 +757,7 @@ def test_an_instant_success_is_a_dot_not_a_line_like_the_retry_after_key():
 def test_the_naive_dump_is_counted_exactly_without_building_it():
     from toolkit.viz.budget import _naive_chars
 
-    shapes = [viz.sample_records(1), viz.sample_records(37), [{}], [{"a": "带\n换行"}, {}, {"b": None, "c": 1.5}],
-              [{"nested": {"x": 1}}], [], [1, "two"]]
+    shapes = [viz.sample_records(1), viz.sample_records(37), viz.sample_records(30_000),
+              [{"a": "带\n换行", "b": "\"引号\""}, {"b": None, "c": 1.5, "d": True}]]
     for records in shapes:
         assert _naive_chars(records) == len(json.dumps(records, ensure_ascii=False, indent=2)), records

@@ -4,6 +4,7 @@ from __future__ import annotations
 from statistics import median
 
 import matplotlib
+import numpy as np
 from matplotlib.figure import Figure
 
 from ..retry import Backoff
@@ -36,8 +37,8 @@ def backoff_strategies(retries: int = 5, *, base: float = 1.0, cap: float = 30.0
             pin_labels(ax, xlabel_in=0.3, ylabel_in=0.38)
             policy = Backoff(base=base, factor=factor, cap=cap, jitter=mode)
             schedules = [policy.schedule(retries, seed=s) for s in range(seeds)]
-            dots_x = [x + (((s * 7919) % 101) / 100 - 0.5) * 0.35 for s in range(seeds) for x in xs]
-            dots_y = [w for sched in schedules for w in sched]
+            dots_x = np.array([x + (((s * 7919) % 101) / 100 - 0.5) * 0.35 for s in range(seeds) for x in xs])
+            dots_y = np.array([w for sched in schedules for w in sched])
             ax.scatter(dots_x, dots_y, s=3, alpha=0.25, color="#4c72b0", linewidths=0, gid="seed-waits")
             medians = [median(sched[i] for sched in schedules) for i in range(retries)]
             ax.plot(xs, medians, "o-", color="#1d3557", markersize=3, linewidth=1.5, label="中位数", gid="median")

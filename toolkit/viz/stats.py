@@ -124,9 +124,6 @@ class CallStatsChart:
         fig = self.figure
         fig.clear()
         self.shape = shape
-        top = 0.62 + (0.3 if self.legend else 0) + 0.3  # two lines of title, the key, the panels' titles
-        height = top + 2 * (_ROW_H + _GAP) + (_EXTRA_H + _GAP if shape else 0)
-        fig.set_size_inches(WIDTH, height)
         names = ["tools", "durations", "errors", "retries", *shape]
         axes = self.axes = {name: fig.add_axes((0, 0, 1, 1)) for name in names}
         parts = self.parts = {}
@@ -170,11 +167,13 @@ class CallStatsChart:
             ax.set_ylabel("剩余额度")
         for name, ax in axes.items():
             ax.grid(axis="x" if name in ("tools", "errors", "breaker") else "y", alpha=0.3)
-        self._top = top
 
-    def _place(self, left: float) -> None:
-        """Axes rectangles in inches; `left` is the left column's label margin."""
-        axes, height = self.axes, self.figure.get_size_inches()[1]
+    def _place(self, left: float, title_lines: int) -> None:
+        """The figure's size and the axes rectangles in inches; `left` is the left column's label margin."""
+        self._top = 0.12 + 0.25 * title_lines + (0.3 if self.legend else 0) + 0.3  # title, key, panels' titles
+        height = self._top + 2 * (_ROW_H + _GAP) + (_EXTRA_H + _GAP if self.shape else 0)
+        self.figure.set_size_inches(WIDTH, height)
+        axes = self.axes
         y_top = height - self._top - _ROW_H
         y_bottom = y_top - _GAP - _ROW_H
         width = _RIGHT_COLUMN[0] - 0.75 - left
@@ -222,9 +221,11 @@ class CallStatsChart:
         order = sorted(codes, key=lambda code: (-sum(codes[code].values()), code))
         labels = [f"{name}\n成功率 {by_tool[name]['ok'] / sum(by_tool[name].values()):.0%}" for name in names]
         left = max([0.8] + [text_inches(t, 8) + 0.15 for t in labels + order])
-        self._place(min(left, 2.3))
+        title = self._title(found)
+        self._place(min(left, 2.3), title.count("\n") + 1)
+        self.figure.suptitle(title, x=0.02, y=1 - 0.08 / self.figure.get_size_inches()[1], ha="left", va="top",
+                             fontsize=10, linespacing=1.5)
         self.figure.empty_state = not results
-        self._title(found)
 
         ax = axes["tools"]
         longest = _stacked(parts["calls"], [by_tool[n] for n in names], CALL_KEYS)
@@ -252,7 +253,9 @@ class CallStatsChart:
         if self.legend:
             self._key(by_tool, codes)
 
-    def _title(self, found: CallRecords) -> None:
+    @staticmethod
+    def _title(found: CallRecords) -> str:
+        """The figure's title: what was counted, and on a second line what was left out or refused."""
         results = found.results
         if not results:
             text = "调用统计：还没有调用记录"
@@ -271,8 +274,7 @@ class CallStatsChart:
                 notes.append(f"{found.invalid} 次调用的时间不是有限数，没有画进耗时")
             if notes:
                 text += "\n" + "；".join(notes)
-        self.figure.suptitle(text, x=0.02, y=1 - 0.08 / self.figure.get_size_inches()[1], ha="left", va="top",
-                             fontsize=10, linespacing=1.5)
+        return text
 
     def _durations(self, ran: list) -> None:
         ax, parts = self.axes["durations"], self.parts
@@ -342,7 +344,8 @@ class CallStatsChart:
         keys = [k for k in CALL_KEYS if k in present]
         if keys:
             self.figure.legend([Patch(color=COLORS[k]) for k in keys], [LABELS[k] for k in keys], loc="upper left",
-                               bbox_to_anchor=(0.015, 1 - 0.6 / self.figure.get_size_inches()[1]), ncol=len(keys),
+                               bbox_to_anchor=(0.015, 1 - (self._top - 0.55) / self.figure.get_size_inches()[1]),
+                               ncol=len(keys),
                                frameon=False, fontsize=8, handlelength=1.2, columnspacing=1.2)
 
 

@@ -70,6 +70,7 @@ class TimelineChart:
             self.message = ax.text(0.5, 0.5, "", ha="center", va="center", transform=ax.transAxes, color="#555555",
                                    fontsize=11)
         self.texts: list = []
+        self._label_ends: dict[int, float] = {}  # per row: where the last wait label above the line ends
 
     def update(self, records: Any) -> "TimelineChart":
         """Draw `records` (see toolkit.viz.records.timeline_rows for what it accepts); returns self.
@@ -115,6 +116,7 @@ class TimelineChart:
         instant = span * INSTANT_PX / max(axes_px, 1.0)
         boxes: dict[str, list] = {key: [] for key in OUTCOME_COLORS}
         dots, dot_colors, waits, limited, skipped = [], [], [], [], []
+        self._label_ends = {}
         for y, row in enumerate(rows):
             for a in row.attempts:
                 x0, x1, kind = a.start - t0, a.end - t0, attempt_outcome(a)
@@ -127,7 +129,7 @@ class TimelineChart:
                     after_429 = a.code == ErrorCode.RATE_LIMITED
                     (limited if after_429 else waits).append([(x1, y), (x1 + a.wait_after, y)])
                     if n <= LABELLED_ROWS:
-                        self._label_wait(x1 + a.wait_after / 2, y, a.wait_after, after_429)
+                        self._label_wait(x1 + a.wait_after / 2, y, a.wait_after, after_429, span / axes_px)
             if not row.attempts:
                 skipped.append((row.start - t0, y))
                 if n <= LABELLED_ROWS:
@@ -157,10 +159,17 @@ class TimelineChart:
         ax.set_title(title, loc="left")
         self._set_legend(keys)
 
-    def _label_wait(self, x: float, y: int, wait: float, after_429: bool) -> None:
+    def _label_wait(self, x: float, y: int, wait: float, after_429: bool, per_px: float) -> None:
+        """The wait's length over its middle; a label that would run into the row's previous one goes
+        under the line instead."""
+        text = fmt_seconds(wait) + (" Retry-After" if after_429 else "")
+        half = text_inches(text, 7) * self.figure.dpi * per_px / 2
+        below = x - half < self._label_ends.get(y, -math.inf)
+        if not below:
+            self._label_ends[y] = x + half
         backing = {"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 0.6}  # readable over a bar
-        self.texts.append(self.ax.text(x, y - 0.08, fmt_seconds(wait) + (" Retry-After" if after_429 else ""),
-                                       ha="center", va="bottom", fontsize=7, bbox=backing, gid="wait-label",
+        self.texts.append(self.ax.text(x, y + 0.08 if below else y - 0.08, text, ha="center",
+                                       va="top" if below else "bottom", fontsize=7, bbox=backing, gid="wait-label",
                                        color=RETRY_AFTER_COLOR if after_429 else WAIT_COLOR))
 
     def _clear(self) -> None:
