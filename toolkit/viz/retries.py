@@ -4,6 +4,7 @@ from __future__ import annotations
 from statistics import median
 
 import matplotlib
+import matplotlib.ticker
 import numpy as np
 from matplotlib.figure import Figure
 
@@ -51,6 +52,7 @@ def backoff_strategies(retries: int = 5, *, base: float = 1.0, cap: float = 30.0
             if axes:
                 ax.tick_params(labelleft=False)
             axes.append(ax)
+        axes[0].yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(nbins=5))
         axes[0].set_ylabel("等待（秒）")
         axes[0].legend(loc="upper left", fontsize=7, frameon=False)
         fig.suptitle(f"四种抖动方式的退避等待（{seeds} 个随机种子，base={base:g}s，cap={cap:g}s）", fontsize=10,
