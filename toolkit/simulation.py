@@ -17,22 +17,22 @@ import contextlib
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence, get_args
 
 from .agent.sync import run_sync
 from .clock import SimulatedClock, use_clock
 from .executor import CircuitBreaker, Tool, ToolExecutor, ToolRegistry
 from .faults import inject_faults
-from .retry import Backoff, RetryBudget, RetryPolicy
+from .retry import Backoff, Jitter, RetryBudget, RetryPolicy
 
 __all__ = ["simulate_batch", "scaled_rates", "herd_arrivals", "herd_peaks", "herd_histogram",
            "course_tools_with_fault", "SALES_FAULTS", "RETRY_AFTER_S", "BUDGET_CAPACITY", "BREAKER_THRESHOLD",
-           "BREAKER_COOLDOWN", "JITTER_MODES"]
+           "BREAKER_COOLDOWN"]
 
 RETRY_AFTER_S = 2.0           # the Retry-After a simulated 429 carries
 BUDGET_CAPACITY = 100         # retry budget when switched on: 20 retries (5 tokens each), 10 timeouts
 BREAKER_THRESHOLD, BREAKER_COOLDOWN = 5, 10.0
-JITTER_MODES = ("none", "full", "equal", "decorrelated")
+JITTER_MODES: tuple[str, ...] = get_args(Jitter)  # "none", "full", "equal", "decorrelated"
 
 
 # --- a batch of calls with injected faults ---------------------------------------------------------

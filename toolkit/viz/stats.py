@@ -27,6 +27,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from ..hooks import ToolEvent
+from ..results import ErrorCode
 from .records import CallRecords, attempt_outcome, call_outcome, call_records
 from .style import (NOT_RUN, NOT_RUN_COLOR, NOT_RUN_LABEL, OUTCOME_COLORS, OUTCOME_LABELS, WIDTH, empty_state,
                     finite, new_figure, pin_labels, place, rc, text_inches)
@@ -217,7 +218,7 @@ class CallStatsChart:
         for a in (a for r in results for a in r.trace):
             outcome = attempt_outcome(a)
             if outcome != "ok":
-                codes.setdefault("PARTIAL" if outcome == "partial" else str(a.code or "UNKNOWN"), Counter())[outcome] += 1
+                codes.setdefault("PARTIAL" if outcome == "partial" else str(a.code or ErrorCode.UNKNOWN), Counter())[outcome] += 1
         order = sorted(codes, key=lambda code: (-sum(codes[code].values()), code))
         labels = [f"{name}\n成功率 {by_tool[name]['ok'] / sum(by_tool[name].values()):.0%}" for name in names]
         left = max([0.8] + [text_inches(t, 8) + 0.15 for t in labels + order])

@@ -18,12 +18,14 @@ import io
 import math
 import unicodedata
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import matplotlib
 from matplotlib import font_manager
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+
+from ..retry import Jitter
 
 __all__ = [
     "setup_fonts", "font_family", "rc", "ChartFigure", "new_figure", "place", "pin_labels", "text_inches",
@@ -106,7 +108,7 @@ NOT_RUN = "not_run"  # a call that never ran its code: refused by an open circui
 NOT_RUN_COLOR = "#9aa0a6"
 NOT_RUN_LABEL = "未执行（熔断拦下/参数被拒）"
 INSTANT_LABEL = "耗时约为 0 的尝试（圆点）"
-JITTER_MODES = ("none", "full", "equal", "decorrelated")
+JITTER_MODES: tuple[str, ...] = get_args(Jitter)  # "none", "full", "equal", "decorrelated"
 JITTER_LABELS = {"none": "无抖动 none", "full": "全抖动 full", "equal": "等分抖动 equal",
                  "decorrelated": "去相关抖动 decorrelated"}
 WAIT_COLOR = "#6b7280"

@@ -25,8 +25,8 @@ from .style import (DEADLINE_COLOR, INSTANT_LABEL, NOT_RUN_COLOR, NOT_RUN_LABEL,
 
 __all__ = ["TimelineChart", "retry_timeline"]
 
-LABELLED_ROWS = 20    # waits get their length written over them up to this many rows
-NAMED_ROWS = 40       # past this many rows, about 25 row labels
+LABELLED_ROWS = 20    # up to this many rows every row is named and every wait labelled with its length;
+                      # past it, about ten rows are numbered (a tick label costs a text to lay out and draw)
 INSTANT_PX = 3.0      # an attempt narrower than this many pixels is drawn as a dot
 _TOP, _BOTTOM, _RIGHT = 0.42, 0.5, 0.15  # inches around the axes
 _LEGEND_FONT = 7
@@ -87,12 +87,16 @@ class TimelineChart:
             text.remove()
         self.texts = []
         n = len(rows)
-        ticks = list(range(0, n, 1 if n <= NAMED_ROWS else math.ceil(n / 25)))
-        labels = [rows[i].label for i in ticks]
+        if n <= LABELLED_ROWS:
+            ticks, labels = list(range(n)), [row.label for row in rows]
+        else:
+            step = next(s for s in (2, 5, 10, 20, 25, 50, 100, 200, 500) if n / s <= 10)
+            ticks = [0] + list(range(step - 1, n, step))
+            labels = [str(i + 1) for i in ticks]
         size = 8 if n <= LABELLED_ROWS else 6
         left = max(0.45, text_inches(max(labels, key=len, default=""), size) + 0.2)
-        rows_h = 0.26 * min(n, LABELLED_ROWS) + 0.05 * max(min(n, 100) - LABELLED_ROWS, 0) if n else 1.0
-        height = min(max(_TOP + _BOTTOM + rows_h, 2.0), 8.0)
+        rows_h = 0.26 * min(n, LABELLED_ROWS) + 0.03 * max(min(n, 100) - LABELLED_ROWS, 0) if n else 1.0
+        height = min(max(_TOP + _BOTTOM + rows_h, 2.0), 6.4)
         self.figure.set_size_inches(WIDTH, height)
         self.figure.empty_state = self.empty_state = not n
         self.message.set_text("" if n else "还没有调用记录")
@@ -224,7 +228,7 @@ def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | No
     from the batch start) is a red dashed line. A call that never ran (circuit open,
     refused arguments) is an x with its code. Rows are in the order given
     (call_history is in order of completion). Waits are labelled when there are at
-    most 20 rows; row labels thin out past 40 rows. An attempt whose times are not
+    most 20 rows; past 20 rows, about ten rows are numbered instead of every row named. An attempt whose times are not
     finite numbers is left out, and the title says how many were.
 
     Empty input: returns an empty-state figure saying there are no calls (no error).
