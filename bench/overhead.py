@@ -154,7 +154,7 @@ def component_costs(number: int = 20_000) -> dict[str, float]:
     import timeit
 
     from toolkit import ToolResult, get_clock
-    from toolkit.parsing import fit_for_model
+    from toolkit.fitting import fit_for_model
     from toolkit.retry import Attempt, RetryOutcome
 
     executor, clock, result = ToolExecutor(), get_clock(), ToolResult("noop", None)

@@ -11,8 +11,8 @@ import json
 import pytest
 
 from support import scripted_client
-from toolkit import ToolRegistry, evaluate_tool_result
-from toolkit.agent import PLUGIN_CODE, run_agent
+from toolkit import ErrorCode, ToolRegistry, evaluate_tool_result
+from toolkit.agent import run_agent
 from toolkit.llm import Settings
 from toolkit.verify import check_answer
 
@@ -55,9 +55,9 @@ def test_a_failing_format_message_gives_the_model_a_plugin_error(bad):
     run, requests = run_add(format_message=bad)
     assert run.ok
     result = run.tool_results[0]
-    assert result.status == "error" and result.error_code == PLUGIN_CODE and "format_message" in result.error
+    assert result.status == "error" and result.error_code == ErrorCode.PLUGIN_ERROR and "format_message" in result.error
     sent = json.loads([m for m in requests[1]["messages"] if m["role"] == "tool"][0]["content"])
-    assert sent["status"] == "error" and sent["error_code"] == PLUGIN_CODE
+    assert sent["status"] == "error" and sent["error_code"] == ErrorCode.PLUGIN_ERROR
 
 
 def test_evaluate_plugin_decisions_are_recorded():
@@ -69,7 +69,7 @@ def test_evaluate_plugin_decisions_are_recorded():
 @pytest.mark.parametrize("bad", [lambda result, query: {}["missing"], lambda result, query: ["a list"]])
 def test_a_failing_evaluate_gives_the_model_a_plugin_error(bad):
     run, _ = run_add(evaluate=bad)
-    assert run.ok and run.tool_results[0].error_code == PLUGIN_CODE and "evaluate" in run.tool_results[0].error
+    assert run.ok and run.tool_results[0].error_code == ErrorCode.PLUGIN_ERROR and "evaluate" in run.tool_results[0].error
     assert run.decisions[0]["action"] == "plugin_error"
 
 

@@ -124,11 +124,15 @@ def test_reset_forgets_history_and_statistics() -> None:
     assert executor.audit_records() == [] and executor.get_summary()["total_calls"] == 0
 
 
-def test_listeners_see_every_call_for_streaming_audit() -> None:
-    """A listener can write each record as it happens (for runs longer than history_limit)."""
+def test_a_call_end_hook_sees_every_call_for_streaming_audit() -> None:
+    """A call_end hook can write each record as it happens (for runs longer than history_limit)."""
     buffer = io.StringIO()
     executor = ToolExecutor(history_limit=2)
-    executor.listeners.append(lambda r: buffer.write(json.dumps({"tool": r.name, "status": r.status}) + "\n"))
+
+    def log(event) -> None:
+        if event.kind == "call_end":
+            buffer.write(json.dumps({"tool": event.result.name, "status": event.result.status}) + "\n")
+    executor.hooks.append(log)
     with use_clock(SimulatedClock(seed=0)):
         for i in range(5):
             asyncio.run(executor.execute(lambda: 1, f"t{i}"))

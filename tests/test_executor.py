@@ -11,7 +11,7 @@ import pytest
 
 from toolkit import (CircuitBreaker, HTTPStatusError, PartialResult, RetryBudget, RetryPolicy, Tool, ToolExecutor,
                      ToolRegistry, ToolResult, dumps, format_tool_message, inject_faults, parse_tool_call)
-from toolkit.executor import ToolCall
+from toolkit.wire import ToolCall
 from support import Flaky
 
 
@@ -216,7 +216,7 @@ def test_schema_is_built_from_the_signature():
         "required": ["city"], "additionalProperties": False}
     assert registry.openai_tools() == [{"type": "function", "function": {
         "name": "get_weather", "description": "查询城市天气。", "parameters": tool.parameters}}]
-    assert registry.anthropic_tools() == [{"name": "get_weather", "description": "查询城市天气。",
+    assert registry.tools("anthropic") == [{"name": "get_weather", "description": "查询城市天气。",
                                            "input_schema": tool.parameters}]
 
 
@@ -463,12 +463,12 @@ def test_export_jsonl_writes_one_line_per_call(sim_clock):
     assert "晴" in lines[0]  # Chinese readable in the log
 
 
-def test_listeners_see_every_result(sim_clock):
+def test_executor_has_one_way_to_observe_calls_hooks(sim_clock):
     executor = ToolExecutor()
     seen = []
-    executor.listeners.append(seen.append)
+    executor.hooks.append(lambda e: seen.append(e.result.name) if e.kind == "call_end" else None)
     run(executor.execute(Flaky(), "t"))
-    assert [r.name for r in seen] == ["t"]
+    assert seen == ["t"] and not hasattr(executor, "listeners")
 
 
 def test_executor_budget_is_shared_by_all_calls(sim_clock):
@@ -522,9 +522,9 @@ def test_schema_validator_is_built_once_per_tool():
     registry.register(lambda city: city, name="weather",
                       parameters={"type": "object", "properties": {"city": {"type": "string"}}})
     tool = registry.get("weather")
-    assert registry.check_arguments(tool, '{"city": "上海"}') == ({"city": "上海"}, None)
+    assert registry.check_arguments(tool, {"city": "上海"}) == ({"city": "上海"}, None)
     first = registry._validator(tool)
-    assert registry.check_arguments(tool, '{"city": 1}')[1].code == "INVALID_ARGUMENTS"
+    assert registry.check_arguments(tool, {"city": 1})[1].code == "INVALID_ARGUMENTS"
     assert registry._validator(tool) is first
     registry.register(lambda city: city, name="weather", parameters={"type": "object"})  # replaced
     assert registry._validator(registry.get("weather")) is not first
@@ -532,7 +532,7 @@ def test_schema_validator_is_built_once_per_tool():
 
 def test_first_schema_check_skips_the_iri_grammar_but_leaves_it_importable():
     code = ("import sys, importlib.util\n"
-            "from toolkit.executor import _jsonschema\n"
+            "from toolkit.registry import _jsonschema\n"
             "_jsonschema()\n"
             "assert 'rfc3987_syntax' not in sys.modules\n"
             "if importlib.util.find_spec('rfc3987_syntax'):\n"

@@ -28,7 +28,7 @@ from support import scripted_client
 from toolkit import (Backoff, HTTPStatusError, RetryPolicy, SimulatedClock, Tool, ToolExecutor, ToolRegistry,
                      call_tool_with_retry, inject_faults, use_clock)
 from toolkit.messages import tool_content
-from toolkit.parsing import dumps
+from toolkit.shrink import dumps
 from toolkit.results import PartialResult
 
 POLICY = RetryPolicy(max_retries=3, attempt_timeout=5.0, backoff=Backoff(base=1.0, cap=8.0, jitter="full"))
@@ -162,7 +162,7 @@ def via_retry(fault: Fault) -> Cell:
 
 
 def _first_json(value: Any) -> str:
-    from toolkit.parsing import fit_for_model
+    from toolkit.fitting import fit_for_model
     return dumps(fit_for_model(value, 200)[0])
 
 

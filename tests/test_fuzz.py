@@ -26,7 +26,8 @@ from toolkit import (HTTPStatusError, RetryableToolError, FatalToolError, TaskCo
                      ToolExecutor, ToolRegistry, ToolResult, classify_error, evaluate_tool_result,
                      format_tool_message, parse_tool_call, parse_tool_result, redact, shrink_json, smart_truncate)
 from toolkit.decisions import ACTIONS
-from toolkit.parsing import dumps, estimate_tokens
+from toolkit.parsing import estimate_tokens
+from toolkit.shrink import dumps
 from toolkit.safety import detect_instructions, redact_value
 
 QUICK, SLOW = 40, 1_300          # examples per target; 9 targets x 1,300 = 11,700 in the slow run
@@ -267,7 +268,7 @@ def check_tool_call_parser(call: Any) -> None:
         assert result.error and result.error_type == "fatal" and result.attempts == 0
     tool = REGISTRY.get(parsed.name)
     if tool is not None:
-        args, problem = REGISTRY.check_arguments(tool, parsed.arguments)
+        args, problem = REGISTRY.check_arguments(tool, parsed)
         assert (args is None) != (problem is None)
     json.loads(format_tool_message(result.name, "call_1", result)["content"])
 

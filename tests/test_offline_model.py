@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from toolkit import TaskContext, ToolResult, format_tool_message
 from toolkit.llm import BadRequest, OfflineAPIError, respond
 from toolkit.llm.offline import TAG
+from toolkit.tools import KNOWLEDGE  # noqa: F401  (importing the course's tools teaches their knowledge)
 
 CITIES = ["北京", "上海", "广州"]
 SALES_TOOL = {"type": "function", "function": {

@@ -15,7 +15,8 @@ import pytest
 from openai.types.chat import ChatCompletionMessage
 
 from toolkit import PartialResult, ToolResult, dumps, estimate_tokens, parse_tool_result, shrink_json, smart_truncate
-from toolkit.parsing import fit_for_model, to_markdown_table
+from toolkit.fitting import fit_for_model
+from toolkit.parsing import to_markdown_table
 
 MARKER = re.compile(r"\n\n…（已省略 (\d+) 字符）…\n\n")
 
@@ -302,7 +303,7 @@ def test_zero_head_or_tail_is_allowed():
 
 
 def test_truncate_parts_are_the_pieces_smart_truncate_joins():
-    from toolkit.parsing import Truncation, truncate_parts
+    from toolkit.truncate import Truncation, truncate_parts
 
     text = "".join(f"line {i:04d}\n" for i in range(800))
     parts = truncate_parts(text, max_chars=1000, keep_head=600, keep_tail=300)

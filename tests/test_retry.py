@@ -156,19 +156,47 @@ def test_on_attempt_sees_every_attempt(sim_clock):
     assert [a.outcome for a in seen] == ["timeout", "ok"]
 
 
-def test_explicit_max_retries_overrides_the_policys_even_when_it_is_three(sim_clock):
+@pytest.mark.parametrize("max_retries", [3, 0, -1, 1.5, True])
+def test_max_retries_beside_a_policy_is_refused_one_way_per_setting(sim_clock, max_retries):
     tool = AlwaysFails(TimeoutError)
-    outcome = run(call_tool_with_retry(tool, max_retries=3, policy=RetryPolicy(max_retries=0)))
-    assert tool.calls == 4 and outcome.gave_up == "max_retries"
-    tool = AlwaysFails(TimeoutError)
-    run(call_tool_with_retry(tool, policy=RetryPolicy(max_retries=1)))  # no max_retries: the policy's
+    with pytest.raises(ValueError, match="max_retries 和 policy 只能给一个"):
+        run(call_tool_with_retry(tool, max_retries=max_retries, policy=RetryPolicy(max_retries=0)))
+    assert tool.calls == 0
+    run(call_tool_with_retry(tool, policy=RetryPolicy(max_retries=1)))  # the policy alone: its own count
     assert tool.calls == 2
 
 
-@pytest.mark.parametrize("bad", [-1, 1.5, True])
-def test_bad_max_retries_is_refused_also_beside_a_policy(bad):
-    with pytest.raises(ValueError):
-        run(call_tool_with_retry(Flaky(), max_retries=bad, policy=RetryPolicy(max_retries=2)))
+def test_executor_refuses_max_retries_beside_a_policy_in_chinese():
+    from toolkit import ToolExecutor
+
+    with pytest.raises(ValueError, match="max_retries 和 policy 只能给一个") as caught:
+        ToolExecutor(max_retries=5, policy=RetryPolicy(max_retries=2))
+    assert "RetryPolicy(max_retries=5" in str(caught.value)  # says how to write it instead
+    assert ToolExecutor(policy=RetryPolicy(max_retries=2)).max_retries == 2
+    assert ToolExecutor(max_retries=5).policy.max_retries == 5 and ToolExecutor().max_retries == 3
+
+
+def test_what_the_model_reads_of_a_time_is_rounded():
+    from toolkit import wording
+
+    assert wording.attempt_timed_out(0.957383) == "单次调用超过 0.96 秒未返回，已取消"
+    assert wording.attempt_timed_out(4.9567) == "单次调用超过 5 秒未返回，已取消"
+    assert "12.3 秒" in wording.attempt_timed_out(12.34)
+    assert "总时限 7.5 秒" in wording.gave_up("超时", 3, "deadline", 7.4567)
+    assert "30 秒" in wording.circuit_open("t", 30.0)
+
+
+def test_a_timeout_cut_by_the_deadline_reads_as_a_rounded_number(sim_clock):
+    async def hang():
+        await asyncio.sleep(0)
+        await sim_clock.sleep(100)
+
+    outcome = run(call_tool_with_retry(hang, policy=RetryPolicy(max_retries=3, attempt_timeout=5, deadline=7.04272)))
+    import re
+
+    shown = [re.search(r"单次调用超过 (\S+) 秒", a.message).group(1) for a in outcome.attempts]
+    assert shown[0] == "5" and len(shown) == 2, shown
+    assert re.fullmatch(r"[0-9]\.[0-9]", shown[1]), shown   # what was left of the deadline, 1 decimal
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, True])

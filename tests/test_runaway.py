@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from toolkit import (Backoff, CircuitBreaker, RetryBudget, RetryPolicy, SimulatedClock, Tool, ToolExecutor,
+from toolkit import (Backoff, CircuitBreaker, HTTPStatusError, RetryBudget, RetryPolicy, SimulatedClock, Tool, ToolExecutor,
                      ToolRegistry, call_tool_with_retry, evaluate_tool_result, inject_faults, use_clock)
 from toolkit.messages import tool_content
 
@@ -105,11 +105,60 @@ def test_open_circuit_goes_to_the_registered_fallback_tool() -> None:
         return [await executor.run_tool_call(_call(i)) for i in range(5)]
 
     results, _ = _run(main())
-    assert [r.status for r in results] == ["error", "error", "success", "success", "success"]
-    assert [r.name for r in results[2:]] == ["backup_weather"] * 3
-    assert all(r.data["source"] == "backup" for r in results[2:])
+    assert [r.status for r in results] == ["success"] * 5
+    assert [r.name for r in results] == ["backup_weather"] * 5
+    assert all(r.data["source"] == "backup" for r in results)
     assert [r.call_id for r in results] == [f"call_{i}" for i in range(5)]  # answers the model's own ids
     assert len(primary.calls) == 4              # 2 calls x 2 attempts, then never again while open
+    # the first two: the primary's retries ended on a down service; then its circuit is open
+    assert all("不可用" in r.note for r in results[:2]) and all("熔断" in r.note for r in results[2:])
+    primary_results = [r for r in executor.call_history if r.name == "weather"]
+    assert [r.error_code for r in primary_results] == ["UNAVAILABLE"] * 2  # the audit log keeps the primary's failures
+
+
+def test_a_down_service_goes_to_the_fallback_after_its_retries_and_the_model_is_told() -> None:
+    """服务不可用 (HTTP 503, 502) ends in the fallback at once, without waiting for the breaker."""
+    def bad_gateway(city: str = "上海") -> dict:
+        raise HTTPStatusError(502, "上游服务暂时不可用")
+
+    for fault, code in (("unavailable", "UNAVAILABLE"), ("bad_gateway", "BAD_GATEWAY")):
+        primary = _always(fault) if fault == "unavailable" else inject_faults(bad_gateway, latency=0.0)
+        registry = ToolRegistry([Tool("weather", primary, "查天气", CITY, fallback="backup_weather"),
+                                 Tool("backup_weather", backup_weather, "备用天气源", CITY)])
+        executor = ToolExecutor(registry=registry, policy=RetryPolicy(max_retries=2))
+        (result,), _ = _run(executor.run_tool_calls([_call(0)]))
+        assert result.ok and result.name == "backup_weather" and result.call_id == "call_0"
+        assert len(primary.calls) == 3, fault          # the primary's own retries came first
+        content = json.loads(tool_content(result))
+        assert "weather" in content["note"] and "backup_weather" in content["note"] and "不可用" in content["note"]
+        assert [r.error_code for r in executor.call_history] == [code, None]
+
+
+@pytest.mark.parametrize("fault", ["server_error", "timeout", "connection", "rate_limit"])
+def test_other_failures_do_not_go_to_the_fallback(fault) -> None:
+    registry = ToolRegistry([Tool("weather", _always(fault), "查天气", CITY, fallback="backup_weather"),
+                             Tool("backup_weather", backup_weather, "备用天气源", CITY)])
+    executor = ToolExecutor(registry=registry, policy=RetryPolicy(max_retries=1))
+    (result,), _ = _run(executor.run_tool_calls([_call(0)]))
+    assert result.status == "error" and result.name == "weather"
+
+
+def test_a_write_tools_fallback_still_obeys_the_write_rules() -> None:
+    """The fallback of a write tool runs as a write tool: a timeout without an idempotency key is not retried."""
+    def submit(order: str) -> dict:
+        return {"id": order}
+
+    backup = _always("timeout", tool=submit)
+    order = {"type": "object", "properties": {"order": {"type": "string"}}}
+    registry = ToolRegistry([Tool("submit", _always("unavailable", tool=submit), "下单", order, writes=True,
+                                  fallback="submit_backup"),
+                             Tool("submit_backup", backup, "备用下单", order, writes=True)])
+    executor = ToolExecutor(registry=registry, policy=RetryPolicy(max_retries=3))
+    call = {"id": "c1", "function": {"name": "submit", "arguments": json.dumps({"order": "A1"})}}
+    (result,), _ = _run(executor.run_tool_calls([call]))
+    assert result.name == "submit_backup" and result.error_code == "TIMEOUT"
+    assert len(backup.calls) == 1 and "未自动重试" in result.error       # not retried: the write may have happened
+    assert "不可用" in result.note
 
 
 def test_fatal_errors_do_not_open_the_circuit() -> None:

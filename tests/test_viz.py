@@ -27,7 +27,7 @@ from matplotlib.colors import to_hex  # noqa: E402
 from toolkit import (Backoff, RetryPolicy, SimulatedClock, ToolExecutor, call_tool_with_retry,  # noqa: E402
                      ToolResult, inject_faults, smart_truncate, use_clock)
 from toolkit import simulation, viz  # noqa: E402
-from toolkit.parsing import truncate_parts  # noqa: E402
+from toolkit.truncate import truncate_parts  # noqa: E402
 from toolkit.viz.style import fmt_seconds  # noqa: E402
 
 
@@ -559,7 +559,7 @@ from matplotlib import font_manager
 font_manager.fontManager.ttflist = [f for f in font_manager.fontManager.ttflist if "mpl-data" in f.fname]
 font_manager.fontManager._findfont_cached.cache_clear()
 from toolkit import viz
-from toolkit.parsing import truncate_parts
+from toolkit.truncate import truncate_parts
 assert viz.font_family() == viz.SHIPPED_FAMILY, viz.font_family()
 warnings.simplefilter("error")
 text = "工具返回的日志\\n" * 500

@@ -61,10 +61,10 @@ def test_unknown_format_name_is_refused_with_the_known_names():
 
 def test_registry_offers_a_responses_tool_list():
     registry = ToolRegistry([Tool("weather", lambda city: city, "查天气", PARAMS)])
-    assert registry.responses_tools() == [{"type": "function", "name": "weather", "description": "查天气",
+    assert registry.tools("openai_responses") == [{"type": "function", "name": "weather", "description": "查天气",
                                            "parameters": PARAMS, "strict": False}]
     assert registry.tools("openai_chat") == registry.openai_tools()
-    assert registry.get("weather").schema("anthropic") == registry.anthropic_tools()[0]
+    assert registry.get("weather").schema("anthropic") == registry.tools("anthropic")[0]
 
 
 def test_each_built_in_format_is_one_value_with_three_shapes():
@@ -120,5 +120,6 @@ def test_no_if_chain_on_format_names_outside_the_wire_module():
 
     import toolkit.executor
     import toolkit.messages
-    for module in (toolkit.executor, toolkit.messages):
+    import toolkit.registry
+    for module in (toolkit.executor, toolkit.messages, toolkit.registry):
         assert not re.search(r"""==\\s*["'](openai_chat|openai_responses|anthropic)["']""", inspect.getsource(module))

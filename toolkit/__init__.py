@@ -8,11 +8,17 @@ Importing this package loads only the standard library: the model side
 """
 from .clock import RealClock, SimulatedClock, get_clock, set_clock, use_clock
 from .decisions import evaluate_tool_result
-from .executor import CircuitBreaker, Tool, ToolCall, ToolExecutor, ToolRegistry, parse_tool_call
+from .breaker import CircuitBreaker
+from .executor import ToolExecutor
+from .registry import Tool, ToolRegistry
+from .wire import ToolCall, parse_tool_call
 from .faults import FAULTS, FaultyTool, HTTPStatusError, inject_faults
 from .hooks import HookError, ToolEvent
 from .messages import TaskContext, format_tool_message, split_task_context, with_task_context
-from .parsing import dumps, estimate_tokens, fit_for_model, parse_tool_result, shrink_json, smart_truncate, to_markdown_table
+from .fitting import fit_for_model
+from .parsing import estimate_tokens, parse_tool_result, to_markdown_table
+from .shrink import dumps, shrink_json
+from .truncate import smart_truncate
 from .results import (ErrorCode, ErrorInfo, FatalToolError, PartialResult, RetryableToolError, ToolError, ToolResult,
                       classify_error, error_from_envelope, redact, safe_str)
 from .retry import Attempt, Backoff, RetryBudget, RetryOutcome, RetryPolicy, call_tool_with_retry

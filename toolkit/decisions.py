@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from .knowledge import knowledge_for
-from .parsing import fit_for_model, parse_tool_result
-from .results import ToolResult, safe_str
+from .parsing import parse_tool_result
+from .results import FATAL, RETRYABLE, ErrorCode, ToolResult, safe_str
+from .shrink import dumps, exceeds
 
 __all__ = ["evaluate_tool_result", "suggestion_for", "ACTIONS", "LONG_RESULT_CHARS"]
 
@@ -21,18 +22,18 @@ ACTIONS = ("present_directly", "retry_with_broader_query", "summarize_and_presen
            "retry", "report_error", "present_partial")
 LONG_RESULT_CHARS = 5000
 
-_SUGGESTIONS = {
-    "PERMISSION_DENIED": "请用户授权或换一个有权限的操作，不要自行猜测权限",
-    "FORBIDDEN": "请用户授权或换一个有权限的操作，不要自行猜测权限",
-    "UNAUTHORIZED": "请用户检查 API Key 等凭据配置",
-    "INVALID_ARGUMENTS": "根据错误信息修正参数后再调用",
-    "INVALID_ARGUMENTS_JSON": "重新生成合法的 JSON 参数后再调用",
-    "BAD_REQUEST": "根据错误信息修正参数后再调用",
-    "UNKNOWN_TOOL": "只调用已注册的工具",
-    "NOT_FOUND": "检查名称或路径是否正确；如实告诉用户没有找到",
-    "FILE_NOT_FOUND": "告诉用户数据文件缺失，不要编造结果",
-    "CIRCUIT_OPEN": "该工具连续失败，暂时停用；换用备用工具或稍后再试",
-    "UNKNOWN": "记录日志，交给人工处理；如实告诉用户出错了",
+_SUGGESTIONS: dict[str, str] = {
+    ErrorCode.PERMISSION_DENIED: "请用户授权或换一个有权限的操作，不要自行猜测权限",
+    ErrorCode.FORBIDDEN: "请用户授权或换一个有权限的操作，不要自行猜测权限",
+    ErrorCode.UNAUTHORIZED: "请用户检查 API Key 等凭据配置",
+    ErrorCode.INVALID_ARGUMENTS: "根据错误信息修正参数后再调用",
+    ErrorCode.INVALID_ARGUMENTS_JSON: "重新生成合法的 JSON 参数后再调用",
+    ErrorCode.BAD_REQUEST: "根据错误信息修正参数后再调用",
+    ErrorCode.UNKNOWN_TOOL: "只调用已注册的工具",
+    ErrorCode.NOT_FOUND: "检查名称或路径是否正确；如实告诉用户没有找到",
+    "FILE_NOT_FOUND": "告诉用户数据文件缺失，不要编造结果",  # the course tools' own code
+    ErrorCode.CIRCUIT_OPEN: "该工具连续失败，暂时停用；换用备用工具或稍后再试",
+    ErrorCode.UNKNOWN: "记录日志，交给人工处理；如实告诉用户出错了",
 }
 
 
@@ -54,11 +55,20 @@ def _is_empty(data: Any) -> bool:
     return False
 
 
-def _too_long(data: Any, limit: int) -> bool:
-    """Whether the text or JSON of `data` is longer than `limit` (work bounded by the limit)."""
-    if isinstance(data, str):
-        return len(data) > limit
-    return fit_for_model(data, limit)[1]  # True when it had to be shrunk to fit
+def _summary(result: ToolResult, limit: int) -> str | None:
+    """The summary to present when `result` is too long for an answer, else None.
+
+    A result the executor cut (`truncated`) is already the budgeted view, with
+    notes saying how much was left out ("共 N 项"): that view is the summary,
+    never cut again (a second cut would count the first one's notes as items).
+    Otherwise a result whose JSON is longer than `limit` is summarized to about
+    `limit` characters, once.
+    """
+    if result.truncated:
+        return result.data if isinstance(result.data, str) else dumps(result.data)
+    data = result.data
+    too_long = len(data) > limit if isinstance(data, str) else exceeds(data, limit)
+    return parse_tool_result(data, max_tokens=max(limit // 4, 1)) if too_long else None
 
 
 def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = LONG_RESULT_CHARS) -> dict:
@@ -66,9 +76,11 @@ def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = 
 
     Returns {"action", "message", "suggestion", ...}: action is one of ACTIONS.
     Failures are split by error_type (retryable vs fatal), a partial result is
-    presented with what is missing, and a long result comes back as valid JSON
-    summarized to about `long_chars` characters, never cut mid-token.
-    Raises TypeError when `result` is not a ToolResult.
+    presented with what is missing, and a long result (one the executor cut,
+    `result.truncated`, or one longer than `long_chars`) comes back as valid JSON
+    text: the executor's view, or a summary of about `long_chars` characters,
+    never cut mid-token. The agent loop puts the action and the suggestion in the
+    tool message the model reads. Raises TypeError when `result` is not a ToolResult.
     """
     if not isinstance(result, ToolResult):
         raise TypeError(f"evaluate_tool_result expects a ToolResult, got {type(result).__name__}; "
@@ -81,20 +93,20 @@ def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = 
                 "data": result.data}
     if result.status == "error":
         code = result.error_code or ""
-        if result.error_type == "retryable":
+        if result.error_type == RETRYABLE:
             tried = f"已自动尝试 {result.attempts} 次；" if result.attempts > 1 else ""
             return {"action": "retry", "message": f"工具调用暂时失败: {result.error}",
-                    "error_type": "retryable", "attempts": result.attempts,
+                    "error_type": RETRYABLE, "attempts": result.attempts,
                     "suggestion": f"{tried}稍后重试、修改参数或换用备用工具；不要无限重试"}
         return {"action": "report_error", "message": f"工具调用失败: {result.error}",
-                "error_type": result.error_type or "fatal", "error_code": code or None,
+                "error_type": result.error_type or FATAL, "error_code": code or None,
                 "suggestion": suggestion_for(result.name, code)}
     if _is_empty(result.data):
         return {"action": "retry_with_broader_query", "message": "查询结果为空",
                 "suggestion": f"放宽条件重新查询（原问题：{query}）；仍为空就如实告诉用户没有结果"}
-    if _too_long(result.data, long_chars):
-        return {"action": "summarize_and_present", "message": "结果较多，先摘要再回答",
-                "data": parse_tool_result(result.data, max_tokens=max(long_chars // 4, 1)),
+    summary = _summary(result, long_chars)
+    if summary is not None:
+        return {"action": "summarize_and_present", "message": "结果较多，先摘要再回答", "data": summary,
                 "suggestion": "基于摘要回答；需要细节时缩小范围再查"}
     return {"action": "present_directly", "message": "查询成功，信息足以回答", "data": result.data,
             "suggestion": f"直接依据结果回答：{query}"}

@@ -1,4 +1,4 @@
-"""Running tools: the registry, the ToolExecutor, circuit breakers, history and the audit log.
+"""Running tools: the ToolExecutor, one tool call from its arguments to its ToolResult.
 
 `ToolExecutor.execute(tool_fn, name, *args)` is the original course code's executor with its
 bugs fixed: only retryable errors are retried, waits have jitter, `data` is
@@ -6,277 +6,56 @@ always what the model will see (a JSON-serializable value within
 `result_max_chars`), and the full output stays in `artifact`.
 `run_tool_calls` runs a model's parallel tool calls under a concurrency limit;
 every call gets exactly one ToolResult, whatever happens to the others.
+The tools and their schemas live in toolkit.registry, the circuit breaker in
+toolkit.breaker, history, statistics and the audit log in toolkit.audit.
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
-import json
-import sys
 from collections import deque
-from dataclasses import dataclass, field
-from typing import IO, Any, Awaitable, Callable, Iterable
+from typing import IO, Any, Callable, Iterable
 
 from . import wording
+from .audit import CallRecords
+from .breaker import CircuitBreaker
 from .clock import Clock, get_clock, use_clock
-from .hooks import BreakerState, Hook, HookError, ToolEvent, call_hooks
-from .parsing import ToolKind, dumps, fit_for_model, shrink_json
+from .fitting import ToolKind, fit_and_redact
+from .hooks import Hook, HookError, ToolEvent, call_hooks
 from .plugins import ParseFn, PluginError, RetryFn, TruncateFn, apply_parse, apply_truncate, run_retry_plugin
-from .results import (FATAL, PARTIAL, RETRYABLE, ErrorCode, ErrorInfo, PartialResult, ToolResult,
-                      classify_error, redact, safe_str, unwrap_envelope)
-from .retry import Attempt, RetryBudget, RetryPolicy, retry_call
+from .registry import Tool, ToolRegistry
+from .results import (FATAL, PARTIAL, RETRYABLE, UNAVAILABLE_CODES, ErrorCode, ErrorInfo, PartialResult, ToolResult,
+                      classify_error, redact, safe_str)
+from .retry import Attempt, RetryBudget, RetryOutcome, RetryPolicy, retry_call
 from .safety import redact_value
-from .wire import WireFormat, ToolCall, get_format, parse_tool_call
+from .wire import ToolCall, parse_tool_call
 
-__all__ = ["Tool", "ToolRegistry", "ToolExecutor", "CircuitBreaker", "ToolCall", "parse_tool_call"]
-
-_PY_TO_JSON = {str: "string", int: "integer", float: "number", bool: "boolean",
-               list: "array", dict: "object"}
-
-
-def _schema_from_signature(fn: Callable) -> dict:
-    """A JSON schema from a function's signature (str/int/float/bool/list/dict hints)."""
-    props: dict[str, dict] = {}
-    required: list[str] = []
-    try:
-        hints = inspect.get_annotations(fn, eval_str=True)
-    except Exception:
-        hints = {}
-    for name, param in inspect.signature(fn).parameters.items():
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            continue
-        json_type = _PY_TO_JSON.get(hints.get(name))
-        props[name] = {"type": json_type} if json_type else {}
-        if param.default is param.empty:
-            required.append(name)
-    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
-
-
-@dataclass(frozen=True)
-class Tool:
-    """A registered tool: the function and what the model is told about it.
-
-    kind: "query" / "read" / "write" preprocessing (see parse_tool_result).
-    writes: True if the tool changes something: it is then not retried after
-    a timeout unless the call carries an "idempotency_key" argument.
-    fallback: the name of a tool to use while this one's circuit is open.
-    """
-
-    name: str
-    fn: Callable[..., Any]
-    description: str
-    parameters: dict
-    kind: ToolKind | None = None
-    writes: bool = False
-    fallback: str | None = None
-
-    def schema(self, fmt: "str | WireFormat" = "openai_chat") -> dict:
-        """This tool's entry in a request's tools list, in wire format `fmt` (see toolkit.wire)."""
-        return get_format(fmt).tool_schema(self.name, self.description, self.parameters)
-
-    def openai_schema(self) -> dict:
-        """Chat Completions: {"type": "function", "function": {...}}."""
-        return self.schema("openai_chat")
-
-    def responses_schema(self) -> dict:
-        """Responses API: {"type": "function", "name", "description", "parameters", "strict"}."""
-        return self.schema("openai_responses")
-
-    def anthropic_schema(self) -> dict:
-        return self.schema("anthropic")
-
-
-def _jsonschema() -> Any:
-    """jsonschema, imported on first use (importing toolkit stays fast).
-
-    jsonschema's optional IRI format checker imports rfc3987_syntax, which builds a
-    grammar at import time (about 1 s). Argument checking never checks formats, so
-    that module is hidden while jsonschema is first imported, and only then.
-    """
-    hide = "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules
-    if hide:
-        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # makes its import fail fast
-    try:
-        import jsonschema
-    finally:
-        if hide:
-            del sys.modules["rfc3987_syntax"]
-    return jsonschema
-
-
-class ToolRegistry:
-    """The tools a model may call, their JSON schemas, and argument checking."""
-
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
-        self._tools: dict[str, Tool] = {}
-        self._validators: dict[str, tuple[Tool, Any]] = {}
-        for tool in tools:
-            self.add(tool)
-
-    def add(self, tool: Tool) -> Tool:
-        if not tool.name or not isinstance(tool.name, str):
-            raise ValueError(f"a tool needs a non-empty name, got {tool.name!r}")
-        self._tools[tool.name] = tool
-        return tool
-
-    def _validator(self, tool: Tool) -> Any:
-        """The tool's JSON-schema validator, built once per registered tool."""
-        cached = self._validators.get(tool.name)
-        if cached is None or cached[0] is not tool:
-            cached = self._validators[tool.name] = (tool, _jsonschema().Draft202012Validator(tool.parameters))
-        return cached[1]
-
-    def register(self, fn: Callable | None = None, *, name: str | None = None,
-                 description: str | None = None, parameters: dict | None = None,
-                 kind: ToolKind | None = None, writes: bool = False, fallback: str | None = None):
-        """Register `fn` (also usable as a decorator). The schema defaults to one from its signature."""
-        def wrap(f: Callable) -> Callable:
-            doc = (inspect.getdoc(f) or "").strip()
-            self.add(Tool(name or f.__name__, f, description or doc or (name or f.__name__),
-                          parameters or _schema_from_signature(f), kind, writes, fallback))
-            return f
-        return wrap(fn) if fn is not None else wrap
-
-    def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._tools
-
-    def __iter__(self):
-        return iter(self._tools.values())
-
-    def __len__(self) -> int:
-        return len(self._tools)
-
-    @property
-    def names(self) -> list[str]:
-        return list(self._tools)
-
-    def tools(self, fmt: "str | WireFormat" = "openai_chat") -> list[dict]:
-        """The request's `tools=[...]` list in wire format `fmt` (ValueError for an unknown one)."""
-        wire = get_format(fmt)
-        return [wire.tool_schema(t.name, t.description, t.parameters) for t in self._tools.values()]
-
-    def openai_tools(self) -> list[dict]:
-        """The `tools=[...]` list for Chat Completions."""
-        return self.tools("openai_chat")
-
-    def responses_tools(self) -> list[dict]:
-        """The `tools=[...]` list for the Responses API."""
-        return self.tools("openai_responses")
-
-    def anthropic_tools(self) -> list[dict]:
-        return self.tools("anthropic")
-
-    def check_arguments(self, tool: Tool, raw: Any) -> tuple[dict | None, ErrorInfo | None]:
-        """Parse and validate arguments: (arguments, None) or (None, why they were refused)."""
-        if raw is None or (isinstance(raw, str) and not raw.strip()):
-            args: Any = {}
-        elif isinstance(raw, str):
-            try:
-                args = json.loads(raw)
-            except (ValueError, RecursionError) as exc:
-                return None, ErrorInfo(FATAL, ErrorCode.INVALID_ARGUMENTS_JSON,
-                                       wording.arguments_not_json(tool.name, safe_str(exc, 120)))
-        else:
-            args = raw
-        if not isinstance(args, dict):
-            return None, ErrorInfo(FATAL, ErrorCode.INVALID_ARGUMENTS,
-                                   wording.arguments_not_object(tool.name, type(args).__name__))
-        try:
-            errors = sorted(self._validator(tool).iter_errors(args), key=lambda e: list(e.path))
-        except Exception as exc:  # a broken schema is the tool author's bug: say so
-            return None, ErrorInfo(FATAL, ErrorCode.BAD_TOOL_SCHEMA, wording.bad_tool_schema(tool.name, safe_str(exc, 200)))
-        if errors:
-            err = errors[0]
-            where = "/".join(str(p) for p in err.path) or "(顶层)"
-            return None, ErrorInfo(FATAL, ErrorCode.INVALID_ARGUMENTS,
-                                   wording.arguments_invalid(tool.name, where, safe_str(err.message, 200)))
-        return args, None
-
-
-@dataclass
-class CircuitBreaker:
-    """Per-tool circuit breaker: after `failure_threshold` consecutive retryable
-    failures, calls fail fast (or go to the tool's fallback) for `cooldown`
-    seconds; then one trial call decides whether it closes again.
-
-    Only a retryable failure (the service did not answer) counts. Any answer
-    resets the count and closes the circuit: a success, a partial result (the
-    service answered with part of the data) and a fatal error (it answered no).
-    States: "closed"; "open" (cooling down: calls are refused); "half_open" (the
-    cool-down is over: the next call goes through as the trial, and while it runs
-    the others are refused). A trial that never reports back counts as lost after
-    another `cooldown`, and the next call becomes the trial.
-    """
-
-    failure_threshold: int = 5
-    cooldown: float = 30.0
-    _failures: dict[str, int] = field(default_factory=dict, repr=False)
-    _opened_at: dict[str, float] = field(default_factory=dict, repr=False)
-    _trial_at: dict[str, float] = field(default_factory=dict, repr=False)
-
-    def state(self, name: str, now: float) -> BreakerState:
-        """"closed", "open" or "half_open"."""
-        opened = self._opened_at.get(name)
-        if opened is None:
-            return "closed"
-        if name in self._trial_at:
-            return "half_open"
-        return "open" if now - opened < self.cooldown else "half_open"
-
-    def allow(self, name: str, now: float) -> bool:
-        """Whether a call may go ahead; after the cool-down only one trial call does."""
-        opened = self._opened_at.get(name)
-        if opened is None:
-            return True
-        trial = self._trial_at.get(name)
-        if now - (opened if trial is None else trial) < self.cooldown:
-            return False  # cooling down, or a trial call is running
-        self._trial_at[name] = now
-        return True
-
-    def record(self, name: str, ok: bool, now: float) -> None:
-        """Record one finished call: ok=False only for a retryable failure (see the class doc)."""
-        self._trial_at.pop(name, None)
-        if ok:
-            self._failures.pop(name, None)
-            self._opened_at.pop(name, None)
-            return
-        self._failures[name] = self._failures.get(name, 0) + 1
-        if self._failures[name] >= self.failure_threshold or name in self._opened_at:
-            self._opened_at[name] = now
-
-
-@dataclass
-class _Stats:
-    calls: int = 0
-    success: int = 0
-    partial: int = 0
-    failed: int = 0
-    retries: int = 0
-    duration_ms: float = 0.0
+__all__ = ["ToolExecutor"]
 
 
 class ToolExecutor:
     """Runs tools with retries, budgets results, and keeps history and statistics.
 
-    max_retries: retries after the first attempt (transient errors only).
+    max_retries: retries after the first attempt (transient errors only; default 3),
+    or policy: a whole RetryPolicy (give one of the two, not both).
     result_max_chars: the JSON of `ToolResult.data` is at most this long.
     concurrency: how many tool calls of one batch run at once.
     history_limit: how many results `call_history` keeps (statistics count all).
-    policy / breaker / budget: a RetryPolicy, a CircuitBreaker and a RetryBudget
-    (shared by all tools; kept as `self.budget`) to use instead of the defaults.
+    breaker / budget: a CircuitBreaker and a RetryBudget (shared by all tools;
+    kept as `self.breaker` and `self.budget`), or None for none.
     clock: leave it None to use the current clock (`use_clock`), as everything
     else does; a clock given here overrides the current one for this
     executor's calls and everything they run (tools, inject_faults latency).
     hooks: functions called with a frozen ToolEvent when an attempt starts or
     ends, before a backoff wait, when a call is finished, when a tool's circuit
-    changes state or refuses a call, and when the retry budget is spent, refunded
-    or denied (toolkit.hooks lists the kinds; `self.hooks` is a list: append later too). `listeners` get each finished ToolResult. What a
-    hook or listener raises is kept in `hook_errors`, never raised into a call.
+    changes state or refuses a call, and when the retry budget is spent,
+    refunded or denied (toolkit.hooks lists the kinds; `self.hooks` is a list:
+    append later too). What a hook raises is kept in `hook_errors`, never raised
+    into a call.
+
+    A tool's fallback (Tool.fallback, through `run_tool_call`) answers when the
+    tool's circuit is open, and when the tool's retries ended on a service that
+    is down (UNAVAILABLE, BAD_GATEWAY); the model is told in the result's note.
 
     Plug-in points, for a student's own piece (each None: the toolkit's):
     parse(raw_output, max_chars) -> value: turns the tool's raw output into
@@ -291,34 +70,36 @@ class ToolExecutor:
       async: replaces call_tool_with_retry; error is None or a str.
     A plug-in that raises or returns the wrong type gives an error ToolResult
     with error_code PLUGIN_ERROR naming the plug-in, never an exception.
+    Raises ValueError (in Chinese) for settings that cannot work.
     """
 
-    def __init__(self, max_retries: int = 3, result_max_chars: int = 8000, *,
+    def __init__(self, max_retries: int | None = None, result_max_chars: int = 8000, *,
                  policy: RetryPolicy | None = None, registry: ToolRegistry | None = None,
                  concurrency: int = 8, history_limit: int = 10_000,
                  breaker: CircuitBreaker | None = None, budget: RetryBudget | None = None,
                  clock: Clock | None = None, hooks: Iterable[Hook] = (),
                  parse: ParseFn | None = None, truncate: TruncateFn | None = None,
                  retry: RetryFn | None = None) -> None:
-        if not isinstance(result_max_chars, int) or result_max_chars < 20:
-            raise ValueError(f"result_max_chars must be an int >= 20, got {result_max_chars!r}")
-        if not isinstance(concurrency, int) or concurrency < 1:
-            raise ValueError(f"concurrency must be an int >= 1, got {concurrency!r}")
+        if max_retries is not None and policy is not None:
+            raise ValueError(wording.max_retries_beside_policy(max_retries, "ToolExecutor(policy=RetryPolicy"))
+        if not isinstance(result_max_chars, int) or isinstance(result_max_chars, bool) or result_max_chars < 20:
+            raise ValueError(f"result_max_chars 应是不小于 20 的整数，收到 {result_max_chars!r}")
+        if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
+            raise ValueError(f"concurrency 应是不小于 1 的整数，收到 {concurrency!r}")
         for label, plugin in (("parse", parse), ("truncate", truncate), ("retry", retry)):
             if plugin is not None and not callable(plugin):
-                raise ValueError(f"{label} must be a function or None, got {plugin!r}")
-        self.policy = policy or RetryPolicy(max_retries=max_retries)
-        self.budget = budget
+                raise ValueError(f"{label} 应是一个函数或 None，收到 {plugin!r}")
+        self.policy = policy if policy is not None else RetryPolicy(max_retries=3 if max_retries is None else max_retries)
         self.max_retries = self.policy.max_retries
+        self.budget = budget
         self.result_max_chars = result_max_chars
         self.registry = registry or ToolRegistry()
         self.concurrency = concurrency
         self.breaker = breaker
         self.clock = clock
         self.parse, self.truncate, self.retry = parse, truncate, retry
-        self.call_history: deque[ToolResult] = deque(maxlen=history_limit)
-        self._stats: dict[str, _Stats] = {}
-        self.listeners: list[Callable[[ToolResult], None]] = []
+        self.records = CallRecords(history_limit)
+        self.call_history: deque[ToolResult] = self.records.history
         self.hooks: list[Hook] = list(hooks)
         self.hook_errors: deque[HookError] = deque(maxlen=1000)
 
@@ -330,14 +111,20 @@ class ToolExecutor:
     async def execute(self, tool_fn: Callable[..., Any], tool_name: str, /, *args: Any, **kwargs: Any) -> ToolResult:
         """Run one tool (sync or async) with retries; returns a ToolResult, never raises for tool errors."""
         if self.clock is None:  # the common case, without a context manager per call
-            return await self._execute(tool_fn, tool_name, args, kwargs)
-        with use_clock(self.clock):
-            return await self._execute(tool_fn, tool_name, args, kwargs)
+            result = await self._execute(tool_fn, tool_name, args, kwargs)
+        else:
+            with use_clock(self.clock):
+                result = await self._execute(tool_fn, tool_name, args, kwargs)
+        assert result is not None  # no fallback was offered, so the breaker's refusal is a result too
+        return result
 
     async def _execute(self, tool_fn: Callable, name: str, args: tuple, kwargs: dict, *,
                        call_id: str | None = None, kind: ToolKind | None = None,
-                       policy: RetryPolicy | None = None,
-                       fallback: tuple[str, Callable[[], Awaitable[ToolResult]]] | None = None) -> ToolResult:
+                       policy: RetryPolicy | None = None, fallback: str | None = None,
+                       note: str | None = None) -> ToolResult | None:
+        """One call through breaker, retries and budget, as one ToolResult built once.
+
+        None when the circuit is open and `fallback` (a tool name) is to answer instead."""
         clock = get_clock()
         start = clock.now()
         summary = _args_summary(args, kwargs)
@@ -346,13 +133,13 @@ class ToolExecutor:
             allowed, trial = self._breaker_allows(name, call_id, start)
             if not allowed:
                 self._emit(ToolEvent("breaker_reject", name, call_id, start, code=ErrorCode.CIRCUIT_OPEN,
-                                     fallback=fallback[0] if fallback is not None else None))
+                                     fallback=fallback))
                 if fallback is not None:
-                    return await fallback[1]()
+                    return None
                 return self._finish(ToolResult(
                     name, None, wording.circuit_open(name, self.breaker.cooldown),
-                    error_type=RETRYABLE, error_code=ErrorCode.CIRCUIT_OPEN, attempts=0, call_id=call_id,
-                    started_at=start, args_summary=summary))
+                    error_type=RETRYABLE, error_code=ErrorCode.CIRCUIT_OPEN, attempts=0, truncated=False,
+                    call_id=call_id, started_at=start, args_summary=summary))
         on_start, on_attempt, on_budget = self._observers(name, call_id) if self.hooks else (None, None, None)
         try:
             if self.retry is None:  # no argument name is reserved: args and kwargs travel as they are
@@ -363,42 +150,32 @@ class ToolExecutor:
                                                  on_attempt=on_attempt, on_attempt_start=on_start)
         except PluginError as exc:
             return self._plugin_failed(name, exc, call_id, start, summary)
-        value, error = outcome
-        value, source, _ = unwrap_envelope(value)  # a tool's {status, data, source, error}: opened here, once
-        end = clock.now()
+        error, info, end = outcome.error, outcome.info, clock.now()
         if self.breaker is not None:  # only "the service did not answer" counts against the circuit
-            failed = error is not None and outcome.info is not None and outcome.info.retryable
-            self._breaker_record(name, call_id, not failed, end, trial)
-        fit = self._fit if self.parse is not None or self.truncate is not None else self._fit_default
-        result = ToolResult(name, None, duration_ms=(end - start) * 1000.0, attempts=len(outcome.attempts),
-                            call_id=call_id, started_at=start, args_summary=summary, trace=list(outcome.attempts),
-                            source=source)
-        try:
-            if error is None and isinstance(value, PartialResult):
-                result.data, result.truncated = fit(value.data, kind)
-                result.artifact = value.data
-                result.missing = safe_str(value.missing)
-                result.error, result.error_type = wording.partial_missing(result.missing), PARTIAL
-            elif error is None:
-                result.data, result.truncated = fit(value, kind)
-                result.artifact = value
-            else:
-                info = outcome.info
-                result.error, result.error_type, result.error_code = redact(error), info.error_type, info.code
-                if value is not None:  # the tool's own error envelope: show it to the model
-                    result.data, result.truncated = fit(value, None)
-                    result.artifact = value
+            self._breaker_record(name, call_id, not (error is not None and info is not None and info.retryable),
+                                 end, trial)
+        raw, missing, error_type, code = outcome.data, None, None, None
+        if error is None and isinstance(raw, PartialResult):
+            raw, missing = raw.data, safe_str(raw.missing)
+            error, error_type = wording.partial_missing(missing), PARTIAL
+        elif error is not None:
+            assert info is not None  # the retry loop (or the retry plug-in's check) classified the failure
+            error, error_type, code = redact(error), info.error_type, info.code
+        failed = error_type not in (None, PARTIAL)
+        try:  # the one budget pass: ToolResult.data is what the model reads, nobody fits it again
+            data, truncated = (None, False) if failed and raw is None else self._fit(raw, None if failed else kind)
         except PluginError as exc:
-            return self._plugin_failed(name, exc, call_id, start, summary, result)
-        return self._finish(result)
-
-    def _fit_default(self, value: Any, kind: ToolKind | None) -> tuple[Any, bool]:
-        """The budgeted data for `value`, the toolkit's way (fit_for_model, redacted)."""
-        return _fit(value, self.result_max_chars, kind)
+            return self._plugin_failed(name, exc, call_id, start, summary, outcome)
+        return self._finish(ToolResult(
+            name, data, error, (end - start) * 1000.0, error_type, len(outcome.attempts), code, missing, truncated,
+            raw, call_id, start, summary, note, outcome.attempts, outcome.source))
 
     def _fit(self, value: Any, kind: ToolKind | None) -> tuple[Any, bool]:
-        """The budgeted data for `value` through the parse / truncate plug-ins (PluginError if one fails)."""
+        """(ToolResult.data, truncated) for `value`: the toolkit's fit_and_redact, or the parse / truncate
+        plug-ins (PluginError if one fails)."""
         max_chars = self.result_max_chars
+        if self.parse is None and self.truncate is None:
+            return fit_and_redact(value, max_chars, kind)
         raw = value
         if self.parse is not None:
             value = apply_parse(self.parse, value, max_chars)
@@ -406,18 +183,17 @@ class ToolExecutor:
             value = apply_truncate(self.truncate, value, max_chars)
         if self.parse is not None or isinstance(value, str) and value is not raw:  # the plug-in's text stands
             return redact_value(value), not _same(value, raw)
-        return _fit(value, max_chars, kind)
+        return fit_and_redact(value, max_chars, kind)
 
     def _plugin_failed(self, name: str, exc: PluginError, call_id: str | None, start: float, summary: str,
-                       result: ToolResult | None = None) -> ToolResult:
+                       outcome: RetryOutcome | None = None) -> ToolResult:
         """The error ToolResult for a plug-in that raised or returned the wrong type."""
-        failed = result or ToolResult(name, None, call_id=call_id, started_at=start, args_summary=summary,
-                                      duration_ms=(get_clock().now() - start) * 1000.0)
-        failed.data = failed.artifact = failed.missing = None
-        failed.truncated = False
-        failed.error, failed.error_type, failed.error_code = exc.message, FATAL, ErrorCode.PLUGIN_ERROR
-        failed.note = f"plug-in: {exc.plugin}"
-        return self._finish(failed)
+        return self._finish(ToolResult(
+            name, None, exc.message, (get_clock().now() - start) * 1000.0, FATAL,
+            len(outcome.attempts) if outcome is not None else 1, ErrorCode.PLUGIN_ERROR, truncated=False, call_id=call_id,
+            started_at=start, args_summary=summary, note=f"plug-in: {exc.plugin}",
+            trace=outcome.attempts if outcome is not None else (),
+            source=outcome.source if outcome is not None else None))
 
     def _breaker_allows(self, name: str, call_id: str | None, now: float) -> tuple[bool, bool]:
         """(whether the breaker lets the call through, whether it is the half-open trial); the change
@@ -467,58 +243,50 @@ class ToolExecutor:
         call_hooks(self.hooks, event, self.hook_errors, event.kind)
 
     def _finish(self, result: ToolResult) -> ToolResult:
-        self.call_history.append(result)
-        stats = self._stats.get(result.name)
-        if stats is None:  # not setdefault(name, _Stats()): that builds a _Stats on every call
-            stats = self._stats[result.name] = _Stats()
-        stats.calls += 1
-        if result.attempts > 1:
-            stats.retries += result.attempts - 1
-        stats.duration_ms += result.duration_ms
-        status = result.status
-        if status == "success":
-            stats.success += 1
-        elif status == "partial":
-            stats.partial += 1
-        else:
-            stats.failed += 1
-        if self.listeners:  # a listener's error is recorded, never raised into the call (or the batch)
-            call_hooks(self.listeners, result, self.hook_errors, "listener")
+        self.records.add(result)
         if self.hooks:
             self._emit(ToolEvent("call_end", result.name, result.call_id, get_clock().now(), result.attempts,
-                                 status, result.error_type, result.error_code, result=result))
+                                 result.status, result.error_type, result.error_code, result=result))
         return result
 
     # --- model tool calls -----------------------------------------------------------
     async def run_tool_call(self, tool_call: Any, registry: ToolRegistry | None = None) -> ToolResult:
-        """Run one model tool call through the registry: unknown tools, arguments that
-        are not JSON or break the schema become error results, never exceptions.
+        """Run one model tool call (a ToolCall, or a raw call in any wire format) through the registry:
+        unknown tools, arguments that are not JSON or break the schema become error results, never exceptions.
 
-        A tool whose circuit is open goes to its fallback (Tool.fallback), which
-        runs as itself: its own schema checks the arguments, its own `writes`
-        decides whether a timeout may be retried."""
-        if self.clock is None:
-            return await self._run_tool_call(tool_call, registry or self.registry)
-        with use_clock(self.clock):
-            return await self._run_tool_call(tool_call, registry or self.registry)
+        A tool whose circuit is open, or whose retries ended on a service that is
+        down (UNAVAILABLE_CODES), goes to its fallback (Tool.fallback), which runs
+        as itself: its own schema checks the arguments, its own `writes` decides
+        whether a timeout may be retried; the result's note tells the model."""
+        call = tool_call if isinstance(tool_call, ToolCall) else parse_tool_call(tool_call)
+        with self._clock_scope():
+            return await self._run_tool_call(call, registry or self.registry)
 
-    async def _run_tool_call(self, tool_call: Any, registry: ToolRegistry) -> ToolResult:
-        call = parse_tool_call(tool_call)
+    async def _run_tool_call(self, call: ToolCall, registry: ToolRegistry) -> ToolResult:
         tool = registry.get(call.name)
         if tool is None:
             return self._refuse(call, ErrorInfo(FATAL, ErrorCode.UNKNOWN_TOOL,
                                                 wording.unknown_tool(call.name, registry.names)))
-        args, problem = registry.check_arguments(tool, call.arguments)
+        args, problem = registry.check_arguments(tool, call)
         if problem is not None:
             return self._refuse(call, problem)
+        assert args is not None
         fallback = registry.get(tool.fallback) if tool.fallback else None
-        run_fallback = None
-        if fallback is not None and fallback is not tool:
-            async def go() -> ToolResult:
-                return await self._run_fallback(tool, fallback, args, call, registry)
-            run_fallback = (fallback.name, go)
-        return await self._execute(tool.fn, tool.name, (), args, call_id=call.id, kind=tool.kind,
-                                   policy=self._policy_for(tool, args), fallback=run_fallback)
+        if fallback is tool:
+            fallback = None
+        result = await self._execute(tool.fn, tool.name, (), args, call_id=call.id, kind=tool.kind,
+                                     policy=self._policy_for(tool, args),
+                                     fallback=fallback.name if fallback is not None else None)
+        if fallback is None:
+            assert result is not None
+            return result
+        if result is None:  # the circuit is open
+            return await self._run_fallback(tool, fallback, args, call, registry,
+                                            wording.fallback_note(tool.name, fallback.name))
+        if result.status == "error" and result.error_code in UNAVAILABLE_CODES:  # its retries ended on a down service
+            return await self._run_fallback(tool, fallback, args, call, registry,
+                                            wording.fallback_unavailable_note(tool.name, fallback.name))
+        return result
 
     def _policy_for(self, tool: Tool, args: dict) -> RetryPolicy:
         """A writing tool is not retried after a timeout unless the call carries an idempotency_key."""
@@ -527,40 +295,40 @@ class ToolExecutor:
         return self.policy
 
     async def _run_fallback(self, tool: Tool, fallback: Tool, args: dict, call: ToolCall,
-                            registry: ToolRegistry) -> ToolResult:
-        """The fallback for `tool`'s open circuit, under the fallback's own schema and policy."""
+                            registry: ToolRegistry, note: str) -> ToolResult:
+        """`tool`'s fallback, under the fallback's own schema and policy; `note` tells the model why."""
         checked, problem = registry.check_arguments(fallback, args)
         if problem is not None:
             refused = ToolCall(call.id, fallback.name, call.arguments)
             return self._refuse(refused, ErrorInfo(problem.error_type, problem.code,
                                                    wording.fallback_refused(tool.name, fallback.name, problem.message)))
+        assert checked is not None
         result = await self._execute(fallback.fn, fallback.name, (), checked, call_id=call.id, kind=fallback.kind,
-                                     policy=self._policy_for(fallback, checked))
-        result.note = wording.fallback_note(tool.name, fallback.name)
+                                     policy=self._policy_for(fallback, checked), note=note)
+        assert result is not None  # the fallback has no fallback of its own here
         return result
 
     def _refuse(self, call: ToolCall, info: ErrorInfo) -> ToolResult:
         return self._finish(ToolResult(call.name or "(unknown)", None, info.message, error_type=info.error_type,
-                                       error_code=info.code, attempts=0, call_id=call.id,
+                                       error_code=info.code, attempts=0, truncated=False, call_id=call.id,
                                        started_at=get_clock().now(), args_summary=safe_str(call.arguments, 200)))
 
     async def run_tool_calls(self, tool_calls: Iterable[Any], registry: ToolRegistry | None = None) -> list[ToolResult]:
-        """Run a model's parallel tool calls, at most `concurrency` at a time.
+        """Run a model's parallel tool calls (ToolCalls, or raw calls), at most `concurrency` at a time.
 
         Returns one ToolResult per call, in the calls' order. One failing call
-        never fails the batch (nor does a hook or listener that raises);
-        cancelling the batch cancels every call in it.
+        never fails the batch (nor does a hook that raises); cancelling the
+        batch cancels every call in it.
         """
-        calls = list(tool_calls)
+        calls = [c if isinstance(c, ToolCall) else parse_tool_call(c) for c in tool_calls]
         semaphore = asyncio.Semaphore(self.concurrency)
 
-        async def one(call: Any) -> ToolResult:
+        async def one(call: ToolCall) -> ToolResult:
             async with semaphore:
                 try:
                     return await self.run_tool_call(call, registry)
                 except Exception as exc:  # a bug below must not sink the other calls
-                    info = classify_error(exc)
-                    return self._refuse(parse_tool_call(call), info)
+                    return self._refuse(call, classify_error(exc))
 
         with self._clock_scope():
             async with asyncio.TaskGroup() as group:
@@ -571,50 +339,19 @@ class ToolExecutor:
     def get_summary(self) -> dict:
         """Totals over every call so far: total_calls, success_rate, avg_duration_ms,
         retries, partial, failed, and per_tool counts."""
-        total = sum(s.calls for s in self._stats.values())
-        success = sum(s.success for s in self._stats.values())
-        duration = sum(s.duration_ms for s in self._stats.values())
-        return {
-            "total_calls": total,
-            "success_rate": round(success / max(total, 1), 4),
-            "avg_duration_ms": round(duration / max(total, 1), 1),
-            "retries": sum(s.retries for s in self._stats.values()),
-            "partial": sum(s.partial for s in self._stats.values()),
-            "failed": sum(s.failed for s in self._stats.values()),
-            "per_tool": {name: {"calls": s.calls, "success": s.success, "partial": s.partial,
-                                "failed": s.failed, "retries": s.retries}
-                         for name, s in self._stats.items()},
-        }
+        return self.records.summary()
 
     def audit_records(self, task_id: str | None = None) -> list[dict]:
         """One dict per call in history: the audit log the lesson asks for (no secrets)."""
-        return [_audit(r, task_id) for r in self.call_history]
+        return self.records.audit_records(task_id)
 
     def export_jsonl(self, file: IO[str], task_id: str | None = None) -> int:
         """Write the audit log as JSON Lines to an open text file; returns the line count."""
-        records = self.audit_records(task_id)
-        for record in records:
-            file.write(json.dumps(record, ensure_ascii=False) + "\n")
-        return len(records)
+        return self.records.export_jsonl(file, task_id)
 
     def reset(self) -> None:
         """Forget history and statistics."""
-        self.call_history.clear()
-        self._stats.clear()
-
-
-def _fit(value: Any, max_chars: int, kind: ToolKind | None = None) -> tuple[Any, bool]:
-    """fit_for_model, also counting a string's JSON escapes (a newline is 2 characters in JSON),
-    with anything that looks like a key redacted (redaction only ever shortens)."""
-    if value is None:
-        return None, False
-    data, cut = fit_for_model(value, max_chars, kind)
-    for _ in range(3):
-        if not isinstance(data, str) or len(dumps(data)) <= max_chars:
-            return redact_value(data), cut
-        over = len(dumps(data)) - max_chars
-        data, cut = fit_for_model(value, max(len(data) - over - 8, 20), kind)[0], True
-    return redact_value(data if len(dumps(data)) <= max_chars else shrink_json(data, max_chars)), True
+        self.records.reset()
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -630,25 +367,3 @@ def _args_summary(args: tuple, kwargs: dict) -> str:
         return ""
     parts = [safe_str(a, 80) for a in args] + [f"{safe_str(k, 40)}={safe_str(v, 80)}" for k, v in kwargs.items()]
     return safe_str(", ".join(parts), 200)
-
-
-def _payload(data: Any) -> Any:
-    """The part worth summarizing: a course tool envelope's "data" when it has one."""
-    if isinstance(data, dict) and data.get("data") not in (None, "", [], {}) and "status" in data:
-        return data["data"]
-    return data
-
-
-def _audit(result: ToolResult, task_id: str | None) -> dict:
-    source = result.source if result.source is not None else (
-        result.artifact.get("source") if isinstance(result.artifact, dict) else None)
-    return {
-        "task_id": task_id, "tool": result.name, "call_id": result.call_id,
-        "arguments": redact(result.args_summary or ""), "status": result.status,
-        "error_type": result.error_type, "error_code": result.error_code,
-        "error": redact(result.error) if result.error else None,
-        "source": redact_value(source) if isinstance(source, (list, str)) else None,  # URLs can carry keys
-        "result_summary": redact(safe_str(dumps(fit_for_model(_payload(result.data), 200)[0]), 200)),
-        "attempts": result.attempts, "duration_ms": round(result.duration_ms, 1),
-        "started_at": round(result.started_at, 3),
-    }

@@ -39,6 +39,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal
 
+from .breaker import BreakerState
+
 if TYPE_CHECKING:
     from .results import ToolResult
     from .retry import Attempt
@@ -47,7 +49,6 @@ __all__ = ["ToolEvent", "EventKind", "BreakerState", "Hook", "HookError", "call_
 
 EventKind = Literal["attempt_start", "attempt_end", "wait", "call_end", "breaker_state", "breaker_reject",
                     "budget_withdraw", "budget_refund", "budget_deny"]
-BreakerState = Literal["closed", "open", "half_open"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +82,7 @@ Hook = Callable[[ToolEvent], Any]
 
 @dataclass(frozen=True)
 class HookError:
-    """A hook (or listener) that raised: which one, on which event, and what it raised."""
+    """A hook that raised: which one, on which event, and what it raised."""
 
     hook: str
     kind: str

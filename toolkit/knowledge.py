@@ -15,10 +15,11 @@ Each tool brings what only it knows:
 
 Knowledge is kept per tool name, process-wide, because the offline model runs
 behind an HTTP server and sees only tool names. Register it with
-`teach(name, ToolKnowledge(...))`, or `ToolKnowledge(...).register(registry, fn, ...)`,
-which registers the function and its knowledge together. The course's own tools
-(toolkit.tools) teach theirs when that package is imported; `knowledge_for`
-imports it on first use, so their knowledge is there even when nobody imported it.
+`ToolKnowledge(...).register(registry, fn, ...)`, which registers the function
+and its knowledge together (the course's own tools do so in
+`toolkit.tools.default_registry`, and teach theirs when that package is
+imported), or with `teach(name, ToolKnowledge(...))`. This module imports
+nothing: it knows the tools it was told about, and no others.
 """
 from __future__ import annotations
 
@@ -68,7 +69,6 @@ class ToolKnowledge:
 
 _KNOWN: dict[str, ToolKnowledge] = {}
 _LOCK = threading.Lock()
-_COURSE_TOOLS_LOADED = False
 
 
 def teach(name: str, knowledge: ToolKnowledge) -> ToolKnowledge:
@@ -91,28 +91,16 @@ def forget(name: str) -> None:
         _KNOWN.pop(name, None)
 
 
-def _load_course_tools() -> None:
-    global _COURSE_TOOLS_LOADED
-    if not _COURSE_TOOLS_LOADED:
-        _COURSE_TOOLS_LOADED = True
-        try:
-            import toolkit.tools  # noqa: F401  (teaches the course tools' knowledge)
-        except Exception:  # pragma: no cover - a broken tools package must not break the core
-            pass
-
-
 _NOTHING = ToolKnowledge()
 
 
 def knowledge_for(name: Any) -> ToolKnowledge:
     """The knowledge attached to tool `name`, or an empty ToolKnowledge."""
-    _load_course_tools()
     return _KNOWN.get(name, _NOTHING) if isinstance(name, str) else _NOTHING
 
 
 def knowledge_for_data(data: Any) -> ToolKnowledge:
     """The first registered knowledge whose tool's data `data` looks like, or an empty ToolKnowledge."""
-    _load_course_tools()
     with _LOCK:
         known = list(_KNOWN.values())
     return next((k for k in known if k.matches(data)), _NOTHING)
@@ -120,6 +108,5 @@ def knowledge_for_data(data: Any) -> ToolKnowledge:
 
 def all_knowledge() -> dict[str, ToolKnowledge]:
     """A copy of every tool name -> knowledge registered so far."""
-    _load_course_tools()
     with _LOCK:
         return dict(_KNOWN)

@@ -3,75 +3,96 @@
 The content the model reads is one JSON object:
 {"status", "result", "error", "error_type", "execution_time_ms"} (+ "missing"
 for a partial result, + "warnings" when the output contains text that looks
-like instructions, see toolkit.safety), Chinese kept readable. With a TaskContext, a
+like instructions, see toolkit.safety, + "decision" when the road decided what
+to do next, see toolkit.decisions), Chinese kept readable. With a TaskContext, a
 [TASK_CONTEXT] block comes first so the model remembers the whole task.
+
+A ToolResult from the executor is sent as it is: the executor budgeted and
+redacted its data once (toolkit.fitting.fit_and_redact; `truncated` is then
+True or False). A raw value (a tool's return value, an exception, a
+PartialResult) and a ToolResult built by hand (`truncated` None) are budgeted
+and redacted here, by the same function, once.
 """
 from __future__ import annotations
 
 import json
-from typing import Any
+from dataclasses import replace
+from typing import Any, Mapping
 
 from . import wording
-from .parsing import dumps, fit_for_model, shrink_json
+from .fitting import fit_and_redact
 from .results import PARTIAL, PartialResult, ToolResult, classify_error, safe_str, unwrap_envelope
 from .safety import redact_value, tool_output_warnings
-from .task_context import RESULT_MARKER, TaskContext, split_task_context, with_task_context  # noqa: F401  (re-exported)
+from .shrink import dumps, shrink_json
+from .task_context import TaskContext, split_task_context, with_task_context  # noqa: F401  (re-exported)
 from .wire import WireFormat, get_format
 
-__all__ = ["format_tool_message", "tool_content", "TaskContext", "with_task_context",
-           "split_task_context", "WireFormat"]
+__all__ = ["format_tool_message", "tool_content", "decision_for_model", "TaskContext", "with_task_context",
+           "split_task_context", "WireFormat", "MESSAGE_MAX_CHARS"]
 
 MESSAGE_MAX_CHARS = 100_000  # a safety net; the executor budgets results long before this
+RAW_MAX_CHARS = MESSAGE_MAX_CHARS // 2  # the budget for a raw value handed to format_tool_message
+_DECISION_FIELDS = ("action", "suggestion")
 
 
 def _as_result(tool_name: str, result: Any) -> ToolResult:
+    """The ToolResult the model reads: a budgeted one as it is; anything else (a raw value, a ToolResult
+    built by hand) with its data budgeted and its texts redacted, once, here."""
     if isinstance(result, ToolResult):
-        return result
+        if result.truncated is not None:  # the executor fitted it: nothing to do again
+            return result
+        data, truncated = fit_and_redact(result.data, RAW_MAX_CHARS)
+        error, missing, note = (redact_value(text) for text in (result.error, result.missing, result.note))
+        return replace(result, data=data, error=error, missing=missing, note=note, truncated=truncated,
+                       error_code=redact_value(result.error_code))
     if isinstance(result, BaseException):
         info = classify_error(result)
-        return ToolResult(tool_name, None, info.message, error_type=info.error_type, error_code=info.code)
+        return ToolResult(tool_name, None, info.message, error_type=info.error_type, error_code=info.code,
+                          truncated=False)
     if isinstance(result, PartialResult):  # what arrived is data; the model must also see what is missing
         missing = safe_str(result.missing)
-        return ToolResult(tool_name, result.data, wording.partial_missing(missing), error_type=PARTIAL,
-                          missing=missing)
-    data, source, info = unwrap_envelope(result)  # a tool's own {status, data, source, error}, opened once
+        data, truncated = fit_and_redact(result.data, RAW_MAX_CHARS)
+        return ToolResult(tool_name, data, wording.partial_missing(missing), error_type=PARTIAL,
+                          missing=missing, truncated=truncated, artifact=result.data)
+    raw, source, info = unwrap_envelope(result)  # a tool's own {status, data, source, error}, opened once
+    data, truncated = fit_and_redact(raw, RAW_MAX_CHARS)
     if info is not None:
         return ToolResult(tool_name, data, info.message, error_type=info.error_type, error_code=info.code,
-                          source=source)
-    return ToolResult(tool_name, data, source=source)
+                          truncated=truncated, artifact=raw, source=source)
+    return ToolResult(tool_name, data, truncated=truncated, artifact=raw, source=source)
 
 
-def _shown(data: Any) -> Any:
-    """What the model will read of `data`: within half the message budget and 20 levels deep.
-
-    The executor has already budgeted its results (this costs little for them);
-    a raw value handed to format_tool_message is shrunk here, so redaction and
-    the instruction scan see all of what the model reads, however deep or long
-    the raw value was."""
-    if data is None or isinstance(data, (bool, int, float)):
-        return data
-    return fit_for_model(data, MESSAGE_MAX_CHARS // 2)[0]
+def decision_for_model(decision: Any) -> dict | None:
+    """The part of a decision (evaluate_tool_result's dict, or a plug-in's) the model reads:
+    {"action", "suggestion"}, each as bounded text; None when the decision has neither."""
+    if not isinstance(decision, Mapping):
+        return None
+    shown = {key: safe_str(decision[key], 300) for key in _DECISION_FIELDS if decision.get(key) not in (None, "")}
+    return shown or None
 
 
-def tool_content(result: ToolResult) -> str:
-    """The JSON text the model reads for one result; never raises."""
-    shown = _shown(result.data)
+def tool_content(result: ToolResult, decision: Any = None) -> str:
+    """The JSON text the model reads for one result (and the road's `decision` about it); never raises."""
+    result = _as_result(result.name, result)
     payload: dict[str, Any] = {
         "status": result.status,
-        "result": redact_value(shown),  # a key inside tool output never reaches the model
-        "error": redact_value(result.error),
+        "result": result.data,
+        "error": result.error,
         "error_type": result.error_type,
         "execution_time_ms": round(float(result.duration_ms or 0.0), 1),
     }
     if result.error_code:
-        payload["error_code"] = redact_value(result.error_code)
+        payload["error_code"] = result.error_code
     if result.missing:
-        payload["missing"] = redact_value(result.missing)
+        payload["missing"] = result.missing
     if result.attempts > 1:
         payload["attempts"] = result.attempts
     if result.note:
         payload["note"] = result.note
-    warnings = tool_output_warnings(shown, result.error, result.missing)  # scan what the model reads
+    shown = decision_for_model(decision)
+    if shown is not None:
+        payload["decision"] = shown
+    warnings = tool_output_warnings(result.data, result.error, result.missing)  # scan what the model reads
     if warnings:  # untrusted text stays data; the model sees the flag right after the status
         payload = {"status": payload.pop("status"), "warnings": warnings, **payload}
     try:
@@ -81,13 +102,14 @@ def tool_content(result: ToolResult) -> str:
             return text
     except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
         pass
-    payload["result"] = redact_value(shrink_json(payload["result"], MESSAGE_MAX_CHARS // 2))  # keep the other fields
+    # a ToolResult built by hand around data json cannot send: shown as faithful JSON text, the other fields kept
+    payload["result"] = shrink_json(payload["result"], RAW_MAX_CHARS)
     return dumps(shrink_json(payload, MESSAGE_MAX_CHARS))
 
 
 def format_tool_message(tool_name: str, tool_call_id: str, result: Any,
                         fmt: str | WireFormat = "openai_chat",
-                        task_context: "TaskContext | None" = None) -> dict:
+                        task_context: "TaskContext | None" = None, decision: Any = None) -> dict:
     """Wrap a tool result in the message the model API expects.
 
     fmt="openai_chat": {"role": "tool", "tool_call_id", "content"} (Chat Completions).
@@ -95,16 +117,19 @@ def format_tool_message(tool_name: str, tool_call_id: str, result: Any,
     fmt="anthropic": {"type": "tool_result", "tool_use_id", "content", "is_error"}
     (a block for the next user message's content list).
     Any format registered with toolkit.wire.register_format works the same way.
-    `result` is a ToolResult; a plain value counts as success and an exception
-    as a failure. Data json cannot serialize is shown as faithful text, so this
-    never raises for any result. Raises ValueError for an unknown fmt or an
-    empty tool_call_id (the model could not match the result to its call).
+    `result` is a ToolResult (the executor's is sent as it is; one built by
+    hand is budgeted and redacted here); a plain value counts as success and an
+    exception as a failure, and is budgeted and redacted here. `decision` (evaluate_tool_result's dict)
+    adds {"action", "suggestion"} as the content's "decision". Data json cannot
+    serialize is shown as faithful text, so this never raises for any result.
+    Raises ValueError for an unknown fmt or an empty tool_call_id (the model
+    could not match the result to its call).
     """
     if not tool_call_id or not isinstance(tool_call_id, str):
         raise ValueError(f"tool_call_id must be the non-empty id from the model's tool call, got {tool_call_id!r}")
     wire = get_format(fmt)
     res = _as_result(safe_str(tool_name, 200), result)
-    content = tool_content(res)
+    content = tool_content(res, decision)  # res is budgeted now: tool_content takes it as it is
     if task_context is not None:
         content = with_task_context(content, task_context)
     return wire.result_message(tool_call_id, content, res.status == "error")

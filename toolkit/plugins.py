@@ -15,7 +15,7 @@ from typing import Any, Awaitable, Callable, Union
 
 from . import wording
 from .clock import get_clock
-from .results import FATAL, ErrorCode, ErrorInfo, PartialResult, classify_error, error_from_envelope, safe_str
+from .results import FATAL, ErrorCode, ErrorInfo, PartialResult, classify_error, safe_str, unwrap_envelope
 from .retry import Attempt, RetryOutcome, RetryPolicy
 
 __all__ = ["ParseFn", "TruncateFn", "RetryFn", "PluginError", "apply_parse", "apply_truncate", "run_retry_plugin"]
@@ -91,6 +91,8 @@ class _Counted:
         self.tool_fn, self.on_start, self.on_end = tool_fn, on_start, on_end
         self.attempts: list[Attempt] = []
         self.last_exception: Exception | None = None
+        self.last_value: Any = None  # the last call's return value, and its envelope opened once
+        self.last_opened: tuple[Any, Any, ErrorInfo | None] = (None, None, None)
         self.awaitables: list[Any] = []  # the async tool's coroutines, closed if the retry never awaits them
         self.__name__ = getattr(tool_fn, "__name__", "tool")
 
@@ -120,7 +122,9 @@ class _Counted:
 
     def _record(self, n: int, t0: float, value: Any, exc: Exception | None) -> None:
         self.last_exception = exc
-        info = classify_error(exc) if exc is not None else error_from_envelope(value)
+        if exc is None:
+            self.last_value, self.last_opened = value, unwrap_envelope(value)
+        info = classify_error(exc) if exc is not None else self.last_opened[2]
         if info is None:
             attempt = Attempt(n, t0, get_clock().now(), "partial" if isinstance(value, PartialResult) else "ok")
         else:
@@ -176,11 +180,14 @@ def _outcome(counted: "_Counted", value: Any, start: float) -> RetryOutcome:
         raise _wrong("retry", "(result, error)，result 是工具的返回值", result)
     attempts = [replace(a, wait_after=max(b.start - a.end, 0.0)) for a, b in zip(counted.attempts, counted.attempts[1:])]
     attempts += counted.attempts[len(attempts):]
+    # the tool's last answer was opened when it came; a value the retry made up is opened here
+    data, source, opened = counted.last_opened if result is counted.last_value else unwrap_envelope(result)
     info: ErrorInfo | None = None
     if error is not None:
         if counted.last_exception is not None:
             found = classify_error(counted.last_exception)
         else:
-            found = error_from_envelope(result) or ErrorInfo(FATAL, ErrorCode.TOOL_ERROR, error)
+            found = opened or ErrorInfo(FATAL, ErrorCode.TOOL_ERROR, error)
         info = ErrorInfo(found.error_type, found.code, error, found.retry_after)
-    return RetryOutcome(result, error, attempts=attempts, info=info, elapsed=get_clock().now() - start)
+    return RetryOutcome(result, error, attempts=attempts, info=info, elapsed=get_clock().now() - start,
+                        data=data, source=source)

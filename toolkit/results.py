@@ -57,30 +57,39 @@ class ErrorCode(StrEnum):
     PLUGIN_ERROR = "PLUGIN_ERROR"
 
 
+UNAVAILABLE_CODES = frozenset({ErrorCode.UNAVAILABLE, ErrorCode.BAD_GATEWAY})
+"""The service is down (HTTP 503 / 502): after its retries, a call may go to the tool's fallback."""
+
+
 def as_code(code: str) -> "ErrorCode | str":
     """The ErrorCode member spelled `code`, or `code` itself when it is a tool's own."""
     return ErrorCode._value2member_map_.get(code, code)  # type: ignore[return-value]
 
 
 __all__ = [
-    "ErrorType", "RETRYABLE", "FATAL", "PARTIAL", "Status", "ErrorCode", "as_code", "ToolResult", "PartialResult",
+    "ErrorType", "RETRYABLE", "FATAL", "PARTIAL", "Status", "ErrorCode", "UNAVAILABLE_CODES", "as_code", "ToolResult", "PartialResult",
     "ToolError", "RetryableToolError", "FatalToolError", "ErrorInfo",
     "classify_error", "error_from_envelope", "safe_str", "redact", "unwrap_envelope",
 ]
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ToolResult:
-    """The outcome of one tool call, success or not.
+    """The outcome of one tool call, success or not. Frozen: change a copy with `dataclasses.replace`.
 
-    `data` is what the model will see (already budgeted by the executor);
-    `artifact` is the full, untruncated output for code beside the model.
-    `status` is the one answer to "did it work?": "success", "partial" or
-    "error"; decide on it, not on `error` (a partial result has an `error`
-    text too). `error_type` says what kind of failure: None on success, else
-    "retryable", "fatal" or "partial"; `error_code` is an ErrorCode (or a
-    tool's own code). For "partial", `data` holds what arrived and `missing`
-    says what did not.
+    `data` is what the model will see: the executor budgets and redacts it
+    once, when it builds the result, and nothing after it does so again.
+    `truncated` says whether that budget left something out (True; notes inside
+    `data` say how much, e.g. "…还有 99 项未显示（共 119 项）") or not (False);
+    None means nobody has budgeted `data` yet (a ToolResult built by hand:
+    format_tool_message budgets and redacts it, once, on its way to the model).
+    `artifact` is the full, untruncated output for code beside the model. `status` is the one answer to "did it
+    work?": "success", "partial" or "error"; decide on it, not on `error` (a
+    partial result has an `error` text too). `error_type` says what kind of
+    failure: None on success, else "retryable", "fatal" or "partial";
+    `error_code` is an ErrorCode (or a tool's own code). For "partial", `data`
+    holds what arrived and `missing` says what did not. `note` is a line for
+    the model from the road itself (e.g. that a fallback tool answered).
     """
 
     name: str
@@ -91,13 +100,13 @@ class ToolResult:
     attempts: int = 1
     error_code: ErrorCode | str | None = None
     missing: str | None = None
-    truncated: bool = False
+    truncated: bool | None = None
     artifact: Any = None
     call_id: str | None = None
     started_at: float = 0.0
     args_summary: str | None = None
     note: str | None = None
-    trace: list = field(default_factory=list, repr=False)
+    trace: tuple = field(default=(), repr=False)
     source: Any = None  # where the data came from (a tool envelope's "source"): metadata, not sent to the model
 
     @property

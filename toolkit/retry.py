@@ -1,7 +1,7 @@
-"""Retrying a tool call: the backoff policy as a value, and call_tool_with_retry.
+"""Retrying a tool call: the retry policy as a value, the retry budget, and call_tool_with_retry.
 
-The policy is data (`Backoff`, `RetryPolicy`) a student can print, preview and
-plot; the loop in `call_tool_with_retry` only combines the parts. Only
+The policy is data (`RetryPolicy`, holding a `Backoff` from toolkit.backoff) a
+student can print, preview and plot; the loop in `call_tool_with_retry` only combines the parts. Only
 retryable errors are retried; fatal ones return at once. Every attempt and
 wait is recorded in the returned `RetryOutcome` for charts and logs. Waits go
 through the current clock (toolkit.clock), so a simulated clock makes the
@@ -13,89 +13,18 @@ import asyncio
 import functools
 import inspect
 import math
-import random
 from dataclasses import dataclass, field, replace
-from typing import Any, Awaitable, Callable, Iterable, Literal
+from typing import Any, Awaitable, Callable, Iterable
 
 from . import wording
+from .backoff import Backoff
 from .clock import Clock, get_clock
-from .results import ErrorCode, ErrorInfo, PartialResult, classify_error, error_from_envelope
+from .results import ErrorCode, ErrorInfo, PartialResult, classify_error, unwrap_envelope
 
 __all__ = [
     "Backoff", "RetryPolicy", "RetryBudget", "Attempt", "RetryOutcome", "call_tool_with_retry",
     "retry_call", "resolve_policy",
 ]
-
-Jitter = Literal["none", "full", "equal", "decorrelated"]
-
-_FORMULAS = {
-    "none": "min(cap, base·factor^n)",
-    "full": "uniform(0, min(cap, base·factor^n))",
-    "equal": "t/2 + uniform(0, t/2), t = min(cap, base·factor^n)",
-    "decorrelated": "min(cap, uniform(base, 3·previous))",
-}
-
-
-@dataclass(frozen=True)
-class Backoff:
-    """Exponential backoff with a cap and one of the four jitter formulas.
-
-    The formulas are those of AWS's "Exponential Backoff and Jitter":
-    none, full, equal and decorrelated. `n` counts retries from 0.
-    """
-
-    base: float = 1.0
-    factor: float = 2.0
-    cap: float = 30.0
-    jitter: Jitter = "full"
-
-    def __post_init__(self) -> None:
-        if self.jitter not in _FORMULAS:
-            raise ValueError(f"jitter must be one of {sorted(_FORMULAS)}, got {self.jitter!r}")
-        if not (self.base >= 0 and self.factor >= 1 and self.cap >= 0):
-            raise ValueError(f"need base >= 0, factor >= 1, cap >= 0; got {self!r}")
-
-    def ceiling(self, n: int) -> float:
-        """The largest wait before retry `n` (0-based), before jitter."""
-        exp = min(n, 1000)
-        try:
-            return min(self.cap, self.base * self.factor ** exp)
-        except OverflowError:  # factor ** n beyond float range (factor 3, n = 700): the cap holds
-            return self.cap if self.base > 0 else 0.0
-
-    def wait(self, n: int, previous: float | None, rng: random.Random) -> float:
-        """The wait before retry `n`, drawn from `rng`."""
-        t = self.ceiling(n)
-        if self.jitter == "none":
-            return t
-        if self.jitter == "full":
-            return rng.uniform(0, t)
-        if self.jitter == "equal":
-            return t / 2 + rng.uniform(0, t / 2)
-        prev = self.base if previous is None else previous
-        return min(self.cap, rng.uniform(self.base, max(prev * 3, self.base)))
-
-    def schedule(self, retries: int, seed: int | None = 0) -> list[float]:
-        """The waits this policy would take for `retries` retries with `seed`."""
-        rng, waits, prev = random.Random(seed), [], None
-        for n in range(retries):
-            prev = self.wait(n, prev, rng)
-            waits.append(prev)
-        return waits
-
-    def worst_case(self, retries: int) -> float:
-        """The longest total wait any seed can give for `retries` retries."""
-        if self.jitter == "decorrelated":
-            total, prev = 0.0, self.base
-            for _ in range(retries):
-                prev = min(self.cap, max(prev * 3, self.base))
-                total += prev
-            return total
-        return sum(self.ceiling(n) for n in range(retries))
-
-    def __str__(self) -> str:
-        return (f"Backoff[{self.jitter} jitter] wait = {_FORMULAS[self.jitter]} "
-                f"(base={self.base:g}s, factor={self.factor:g}, cap={self.cap:g}s)")
 
 
 @dataclass
@@ -222,6 +151,9 @@ class Attempt:
         return self.end - self.start
 
 
+_SAME: Any = object()  # RetryOutcome's data defaults to its result
+
+
 class RetryOutcome(tuple[Any, "str | None"]):
     """`(result, error)` as in the original course code, plus the record of what happened. Frozen.
 
@@ -229,20 +161,27 @@ class RetryOutcome(tuple[Any, "str | None"]):
     (a tuple of Attempt), `.info` (ErrorInfo of the last failure, or None),
     `.gave_up` (why it stopped: "fatal", "max_retries", "deadline", "budget",
     "not_idempotent", or None on success), `.elapsed` (clock seconds) and `.waits`.
+    `.data` and `.source` are the tool's envelope opened (toolkit.results.unwrap_envelope),
+    once, where the loop looked at it: for a {status, data, source, error}
+    envelope its data (or an error's extra fields) and its source; for any other
+    value the value itself and None.
     """
 
     attempts: tuple[Attempt, ...]
     info: ErrorInfo | None
     gave_up: str | None
     elapsed: float
+    data: Any
+    source: Any
 
     def __new__(cls, result: Any, error: str | None, *, attempts: Iterable[Attempt] = (),
                 info: ErrorInfo | None = None, gave_up: str | None = None,
-                elapsed: float = 0.0) -> "RetryOutcome":
+                elapsed: float = 0.0, data: Any = _SAME, source: Any = None) -> "RetryOutcome":
         self = super().__new__(cls, (result, error))
         fields = self.__dict__
         fields["attempts"], fields["info"] = tuple(attempts), info
         fields["gave_up"], fields["elapsed"] = gave_up, elapsed
+        fields["data"], fields["source"] = (result if data is _SAME else data), source
         return self
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -252,8 +191,8 @@ class RetryOutcome(tuple[Any, "str | None"]):
         raise AttributeError(f"RetryOutcome is frozen; cannot delete {name!r}")
 
     def __getnewargs_ex__(self) -> tuple[tuple, dict]:  # copy and pickle
-        return (self[0], self[1]), {"attempts": self.attempts, "info": self.info,
-                                    "gave_up": self.gave_up, "elapsed": self.elapsed}
+        return (self[0], self[1]), {"attempts": self.attempts, "info": self.info, "gave_up": self.gave_up,
+                                    "elapsed": self.elapsed, "data": self.data, "source": self.source}
 
     @property
     def result(self) -> Any:
@@ -321,18 +260,17 @@ def _default_policy(max_retries: int) -> RetryPolicy:
 
 
 def resolve_policy(max_retries: int | None = None, policy: RetryPolicy | None = None) -> RetryPolicy:
-    """The policy a call runs under: `policy` (default RetryPolicy()), with `max_retries` if given.
+    """The policy a call runs under: `policy`, or RetryPolicy(max_retries=max_retries) (default 3).
 
-    An explicit max_retries always wins, also over a policy's own (so
-    `max_retries=3` with a policy of 5 means 3). Raises ValueError for a
-    max_retries that is not an int >= 0.
+    One way per setting: giving both raises ValueError (the number of retries is
+    part of the policy), as does a max_retries that is not an int >= 0.
     """
-    if policy is None:
-        n = 3 if max_retries is None else max_retries
-        return _default_policy(n) if type(n) is int else RetryPolicy(max_retries=n)
-    if max_retries is None or max_retries == policy.max_retries:
+    if policy is not None:
+        if max_retries is not None:
+            raise ValueError(wording.max_retries_beside_policy(max_retries, "policy=RetryPolicy"))
         return policy
-    return policy.with_(max_retries=max_retries)
+    n = 3 if max_retries is None else max_retries
+    return _default_policy(n) if type(n) is int else RetryPolicy(max_retries=n)
 
 
 BudgetObserver = Callable[[str, int, int], None]
@@ -356,7 +294,7 @@ async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], /, 
     None). Waits use the current clock (`use_clock`).
     KeyboardInterrupt, SystemExit and cancellation propagate.
 
-    Settings: `max_retries` overrides `policy.max_retries` when both are given;
+    Settings: `max_retries` or a whole `policy` (not both: ValueError);
     `on_attempt(attempt)` is called after every attempt (its exceptions
     propagate: it is your code). Every other keyword goes to the tool; a tool
     whose own parameters are named max_retries, policy, on_attempt or budget is
@@ -400,9 +338,9 @@ async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tup
                 value = await (value if timeout is None else _race(value, timeout, clock))
         except Exception as exc:  # BaseException (cancel, Ctrl-C, exit) is never caught
             info = policy.classify(exc)
-            value = None
+            value = data = source = None
         else:
-            info = error_from_envelope(value)
+            data, source, info = unwrap_envelope(value)  # a tool's {status, data, source, error}: opened here, once
             if info is None:
                 end = clock.now()
                 attempt = Attempt(n, t0, end, "partial" if isinstance(value, PartialResult) else "ok")
@@ -413,7 +351,7 @@ async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tup
                     refunded = budget.refund()
                     if refunded and on_budget is not None:
                         on_budget("refund", refunded, budget.tokens)
-                return RetryOutcome(value, None, attempts=attempts, elapsed=end - start)
+                return RetryOutcome(value, None, attempts=attempts, elapsed=end - start, data=data, source=source)
         t1 = clock.now()
         why, wait = _decide(policy, info, n, previous_wait, clock, start, t1)
         if why is None and budget is not None:
@@ -425,7 +363,7 @@ async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tup
             on_attempt(attempt)
         if why is not None or wait is None:
             return RetryOutcome(value, wording.gave_up(info.message, n, why, policy.deadline), attempts=attempts,
-                                info=info, gave_up=why, elapsed=clock.now() - start)
+                                info=info, gave_up=why, elapsed=clock.now() - start, data=data, source=source)
         previous_wait = wait
         await clock.sleep(wait)
         t0 = clock.now()

@@ -21,9 +21,12 @@ from typing import Any, Callable, Iterator, Sequence, get_args
 
 from .agent.sync import run_sync
 from .clock import SimulatedClock, use_clock
-from .executor import CircuitBreaker, Tool, ToolExecutor, ToolRegistry
+from .breaker import CircuitBreaker
+from .executor import ToolExecutor
+from .registry import Tool, ToolRegistry
 from .faults import inject_faults
-from .retry import Backoff, Jitter, RetryBudget, RetryPolicy
+from .backoff import Backoff, Jitter
+from .retry import RetryBudget, RetryPolicy
 
 __all__ = ["simulate_batch", "scaled_rates", "herd_arrivals", "herd_peaks", "herd_histogram",
            "course_tools_with_fault", "SALES_FAULTS", "RETRY_AFTER_S", "BUDGET_CAPACITY", "BREAKER_THRESHOLD",

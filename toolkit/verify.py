@@ -28,19 +28,18 @@ It checks where numbers come from, not how they are paired: "显示器 2985，
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Mapping
 
-from .knowledge import ToolKnowledge, all_knowledge, knowledge_for, knowledge_for_data
+from .knowledge import ToolKnowledge, knowledge_for, knowledge_for_data
 from .numbers import numbers_in_text, numbers_in_value
 from .numbers import supported as _supported
-from .readback import read_tool_content, read_tool_value
+from .readback import read_tool_content
 from .results import ToolResult
 
-__all__ = ["AnswerCheck", "check_answer", "REQUIRED_FIELDS", "FAILURE_WORDS"]
+__all__ = ["AnswerCheck", "check_answer", "FAILURE_WORDS"]
 
 FAILURE_WORDS = ("失败", "无法", "错误", "出错", "不能", "未能", "没能", "找不到", "未找到", "没有找到",
                  "不存在", "缺失", "异常", "有误")
@@ -64,12 +63,6 @@ class AnswerCheck:
         return "❌ 回答未通过验收：\n" + "\n".join(f"- {m}" for m in self.mismatches)
 
 
-def __getattr__(name: str) -> Any:
-    if name == "REQUIRED_FIELDS":  # kept for code written before ToolKnowledge: every tool's required fields
-        return {key: label for known in all_knowledge().values() for key, label in known.required.items()}
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def _plain(value: Decimal) -> int | float:
     return int(value) if value == value.to_integral_value() else float(value)
 
@@ -91,13 +84,12 @@ def _outcome(result: Any) -> _Outcome:
     """One tool result, read once: a ToolResult, a tool message's text, a tool's return value."""
     if result is None:
         raise ValueError("check_answer needs the tool's result (a dict, a JSON string or a ToolResult), got None")
-    if isinstance(result, ToolResult):
-        reading = read_tool_value(result.artifact if result.artifact is not None else result.data)
-        failed = result.status == "error" or reading.failed
+    if isinstance(result, ToolResult):  # the executor opened the envelope once: read its fields, not the data again
+        data = result.artifact if result.artifact is not None else result.data
+        failed = result.status == "error"
         known = knowledge_for(result.name)
-        known = known if known.required or known.answer_rules else knowledge_for_data(reading.data)
-        return _Outcome(failed, [reading.data, result.error], None if failed else reading.data,
-                        result.error_code or reading.error_code, known)
+        known = known if known.required or known.answer_rules else knowledge_for_data(data)
+        return _Outcome(failed, [data, result.error], None if failed else data, result.error_code, known)
     reading = read_tool_content(result)  # a plain string that is not a tool message is data, never a verdict
     payload = [reading.data, reading.error] if reading.failed else reading.data
     return _Outcome(reading.failed, payload, None if reading.failed else reading.data, reading.error_code,

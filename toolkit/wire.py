@@ -10,7 +10,8 @@ format_tool_message all look the format up here, so a fourth API is one
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .results import safe_str
@@ -21,11 +22,37 @@ __all__ = ["WireFormat", "FORMATS", "ToolCall", "register_format", "get_format",
 
 @dataclass(frozen=True)
 class ToolCall:
-    """A model's request to call a tool, in any wire format, normalized."""
+    """A model's request to call a tool, in any wire format, normalized.
+
+    arguments: as the model sent them (JSON text, or an already-decoded dict).
+    They are decoded once, when the ToolCall is made: `parsed` is the decoded
+    value (a dict when the model did it right; {} for empty arguments), or None
+    with `parse_error` saying why the text is not JSON. Everything downstream
+    (the registry's schema check, the loop's repeat check) reads `parsed`.
+    """
 
     id: str | None
     name: str
-    arguments: Any  # the raw JSON string (or an already-parsed dict)
+    arguments: Any
+    parsed: Any = field(init=False, repr=False, compare=False)
+    parse_error: str | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        parsed, error = _decode(self.arguments)
+        object.__setattr__(self, "parsed", parsed)
+        object.__setattr__(self, "parse_error", error)
+
+
+def _decode(arguments: Any) -> tuple[Any, str | None]:
+    """(decoded arguments, None) or (None, why they are not JSON); never raises."""
+    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
+        return {}, None
+    if not isinstance(arguments, str):
+        return arguments, None
+    try:
+        return json.loads(arguments), None
+    except (ValueError, RecursionError) as exc:  # RecursionError: nesting 100,000 deep
+        return None, safe_str(exc, 120)
 
 
 def field_of(obj: Any, key: str) -> Any:

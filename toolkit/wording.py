@@ -7,21 +7,29 @@ Imports nothing from the toolkit, so any module may use it.
 """
 from __future__ import annotations
 
-__all__ = ["GIVE_UP_REASONS", "samples", "attempt_timed_out", "gave_up", "partial_missing", "circuit_open", "fallback_note",
-           "fallback_refused", "unknown_tool", "arguments_not_json", "arguments_not_object",
-           "arguments_invalid", "bad_tool_schema", "plugin_failed", "plugin_wrong_type"]
+__all__ = ["GIVE_UP_REASONS", "samples", "seconds", "attempt_timed_out", "gave_up", "partial_missing", "circuit_open",
+           "fallback_note", "fallback_unavailable_note", "fallback_refused", "unknown_tool", "arguments_not_json",
+           "arguments_not_object", "arguments_invalid", "bad_tool_schema", "plugin_failed", "plugin_wrong_type",
+           "max_retries_beside_policy"]
 
 GIVE_UP_REASONS = {
     "max_retries": "已重试 {r} 次仍未成功",
-    "deadline": "剩余时间不足以再试一次（总时限 {d:g} 秒）",
+    "deadline": "剩余时间不足以再试一次（总时限 {d} 秒）",
     "budget": "本次运行的重试额度已用完，不再重试",
     "not_idempotent": "这是写操作，超时后可能已经生效，未自动重试",
 }
 
 
+def seconds(value: float) -> str:
+    """A time the model reads, rounded as a person would say it: 0.957383 -> "0.96", 4.96 -> "5", 12.34 -> "12.3"."""
+    if value >= 100:
+        return f"{value:.0f}"
+    return f"{value:.2g}" if value < 1 else f"{round(value, 1):g}"
+
+
 def attempt_timed_out(timeout: float) -> str:
     """The TimeoutError text for an attempt cut off after `timeout` seconds."""
-    return f"单次调用超过 {timeout:g} 秒未返回，已取消"
+    return f"单次调用超过 {seconds(timeout)} 秒未返回，已取消"
 
 
 def gave_up(message: str, attempts: int, why: str | None, deadline: float | None) -> str:
@@ -31,7 +39,7 @@ def gave_up(message: str, attempts: int, why: str | None, deadline: float | None
     """
     if attempts <= 1 and why in (None, "fatal"):
         return message
-    reason = GIVE_UP_REASONS.get(why or "", "").format(r=attempts - 1, d=deadline or 0)
+    reason = GIVE_UP_REASONS.get(why or "", "").format(r=attempts - 1, d=seconds(deadline or 0))
     return f"{message}；共尝试 {attempts} 次" + (f"，{reason}" if reason else "")
 
 
@@ -40,11 +48,15 @@ def partial_missing(missing: str) -> str:
 
 
 def circuit_open(tool: str, cooldown: float) -> str:
-    return f"工具 {tool} 连续失败，已暂停调用 {cooldown:g} 秒（熔断），请换用其他工具或稍后再试"
+    return f"工具 {tool} 连续失败，已暂停调用 {seconds(cooldown)} 秒（熔断），请换用其他工具或稍后再试"
 
 
 def fallback_note(tool: str, fallback: str) -> str:
     return f"工具 {tool} 连续失败，已暂停调用（熔断）；这是备用工具 {fallback} 的结果"
+
+
+def fallback_unavailable_note(tool: str, fallback: str) -> str:
+    return f"工具 {tool} 的服务暂时不可用（重试后仍失败）；这是备用工具 {fallback} 的结果"
 
 
 def fallback_refused(tool: str, fallback: str, why: str) -> str:
@@ -80,12 +92,18 @@ def plugin_wrong_type(plugin: str, expected: str, got: str) -> str:
     return f"执行器的 {plugin} 插件返回了 {got}，应返回 {expected}；这是插件代码的问题，不是工具本身的问题"
 
 
+def max_retries_beside_policy(max_retries: object, call: str) -> str:
+    """The ValueError for max_retries and policy given together: one way per setting (a student's mistake)."""
+    return f"max_retries 和 policy 只能给一个：重试次数是策略的一部分，请写成 {call}(max_retries={max_retries!r}, ...)"
+
+
 def samples() -> list[str]:
     """Every sentence above with example values (tests check that none looks like an instruction)."""
     return [attempt_timed_out(2.0), gave_up("请求超时", 4, "max_retries", None),
             gave_up("请求超时", 2, "deadline", 12.0), gave_up("限流", 3, "budget", None),
             gave_up("请求超时", 1, "not_idempotent", None), partial_missing("北京的天气接口超时"),
             circuit_open("get_weather", 30.0), fallback_note("get_weather", "get_weather_backup"),
+            fallback_unavailable_note("get_weather", "get_weather_backup"),
             fallback_refused("get_weather", "get_weather_backup", "缺少参数 city"),
             unknown_tool("get_wether", ["get_weather", "search_flights"]),
             arguments_not_json("get_weather", "Expecting value"), arguments_not_object("get_weather", "list"),

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from ..task_context import split_steps
 from .cli import main
-from .loop import PLUGIN_CODE, SYSTEM_PROMPT, Check, Evaluate, FormatMessage, run_agent, task_context_for
-from .record import REPEAT_CODE, AgentRun
+from .loop import SYSTEM_PROMPT, Check, Evaluate, FormatMessage, run_agent, task_context_for
+from .record import AgentRun
 
 __all__ = ["SYSTEM_PROMPT", "AgentRun", "run_agent", "split_steps", "task_context_for",
-           "describe_model_error", "main", "FormatMessage", "Evaluate", "Check", "PLUGIN_CODE", "REPEAT_CODE"]
+           "describe_model_error", "main", "FormatMessage", "Evaluate", "Check"]
 
 
 def __getattr__(name: str):

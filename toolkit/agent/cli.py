@@ -13,8 +13,8 @@ import os
 import sys
 from typing import Any, Sequence
 
-from ..results import redact, safe_str
-from .record import REPEAT_CODE, AgentRun
+from ..results import ErrorCode, redact, safe_str
+from .record import AgentRun
 
 __all__ = ["main", "EMPTY_QUESTION", "mistake_notes", "decode_text"]
 
@@ -75,16 +75,17 @@ def mistake_notes(run: AgentRun) -> list[str]:
     for result in run.tool_results:
         by_code.setdefault(result.error_code or "", []).append(result)
     notes = []
-    if by_code.get("UNKNOWN_TOOL"):
-        names = "、".join(dict.fromkeys(safe_str(r.name, 40) for r in by_code["UNKNOWN_TOOL"]))
+    if by_code.get(ErrorCode.UNKNOWN_TOOL):
+        names = "、".join(dict.fromkeys(safe_str(r.name, 40) for r in by_code[ErrorCode.UNKNOWN_TOOL]))
         notes.append(f"注意：模型请求了不存在的工具 {names}；工具包没有执行，把“没有这个工具”的错误交还给模型。")
-    bad = by_code.get("INVALID_ARGUMENTS_JSON", []) + by_code.get("INVALID_ARGUMENTS", [])
+    bad = by_code.get(ErrorCode.INVALID_ARGUMENTS_JSON, []) + by_code.get(ErrorCode.INVALID_ARGUMENTS, [])
     if bad:
-        kinds = "、".join(dict.fromkeys("不是合法 JSON" if r.error_code == "INVALID_ARGUMENTS_JSON" else "不符合参数定义"
+        kinds = "、".join(dict.fromkeys("不是合法 JSON" if r.error_code == ErrorCode.INVALID_ARGUMENTS_JSON
+                                        else "不符合参数定义"
                                         for r in bad))
         notes.append(f"注意：模型发来的参数{kinds}（{len(bad)} 次）；工具包没有执行工具，把错误交还给模型让它修正。")
-    if by_code.get(REPEAT_CODE):
-        notes.append(f"注意：模型用同样的参数重复调用同一个工具（{len(by_code[REPEAT_CODE])} 次）；"
+    if by_code.get(ErrorCode.REPEATED_CALL):
+        notes.append(f"注意：模型用同样的参数重复调用同一个工具（{len(by_code[ErrorCode.REPEATED_CALL])} 次）；"
                      "工具包拦下了重复调用，没有再执行。")
     return notes
 

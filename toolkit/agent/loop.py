@@ -10,12 +10,18 @@ configured in .env), always through the openai SDK. Tool failures, unknown tools
 bad arguments and repeated calls reach the model as error tool messages, never as
 exceptions; a reply that is not a chat completion stops the run with an error reason.
 
+Each tool call is read once (`parse_tool_call`, its arguments decoded once)
+and the ToolCall travels on to the executor. Each result is evaluated before
+its message is formatted (`evaluate_tool_result` by default): the decision is
+recorded in run.decisions and its action and suggestion go into the tool
+message, so the model reads what the road decided.
+
 Three plug-in points let a student replace one piece (each a keyword of run_agent):
 format_message (how a result becomes the tool message), evaluate (what to do
-with a result, recorded in run.decisions) and check (the verdict on the final
-answer, in run.check). A plug-in that raises or returns the wrong type never
-crashes the run: the model gets an error result (PLUGIN_ERROR, naming the
-plug-in), or the run gets an error reason.
+with a result: recorded, and put in the message) and check (the verdict on the
+final answer, in run.check). A plug-in that raises or returns the wrong type
+never crashes the run: the model gets an error result (PLUGIN_ERROR, naming
+the plug-in), or the run gets an error reason.
 """
 from __future__ import annotations
 
@@ -24,16 +30,18 @@ from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 from ..clock import get_clock
-from ..executor import ToolExecutor, ToolRegistry, parse_tool_call
+from ..decisions import evaluate_tool_result
+from ..executor import ToolExecutor
 from ..messages import format_tool_message
-from ..results import FATAL, RETRYABLE, ToolResult, redact, safe_str
+from ..registry import ToolRegistry
+from ..results import FATAL, RETRYABLE, ErrorCode, ToolResult, redact, safe_str
 from ..safety import redact_value
 from ..task_context import TaskContext, split_steps, with_task_context
-from .record import REPEAT_CODE, AgentRun
+from ..wire import ToolCall, parse_tool_call
+from .record import AgentRun
 from .sync import run_sync
 
-__all__ = ["SYSTEM_PROMPT", "run_agent", "task_context_for", "FormatMessage", "Evaluate", "Check",
-           "PLUGIN_CODE"]
+__all__ = ["SYSTEM_PROMPT", "run_agent", "task_context_for", "FormatMessage", "Evaluate", "Check"]
 
 SYSTEM_PROMPT = """你是一个资料分析助手，回答问题要有工具给出的证据。
 1. 需要具体数字、统计、天气或航班等事实时，先调用提供的工具，不要凭记忆或猜测给出数字。
@@ -42,13 +50,12 @@ SYSTEM_PROMPT = """你是一个资料分析助手，回答问题要有工具给�
 4. 如果工具结果前面有 [TASK_CONTEXT]，先看清整个任务还剩哪些步骤，做完所有步骤再回答。
 5. 同样的工具和参数不要重复调用，结果不会改变；信息足够时直接用中文回答，说明关键结果。"""
 
-PLUGIN_CODE = "PLUGIN_ERROR"
-
 FormatMessage = Callable[[str, str, ToolResult], dict]
 """format_message(tool_name, tool_call_id, result) -> the Chat Completions tool message
 {"role": "tool", "tool_call_id": tool_call_id, "content": str}."""
 Evaluate = Callable[[ToolResult, str], dict]
-"""evaluate(result, user_query) -> a decision dict such as evaluate_tool_result returns."""
+"""evaluate(result, user_query) -> a decision dict such as evaluate_tool_result returns
+({"action", "suggestion", ...}; the action and the suggestion go into the tool message)."""
 Check = Callable[[str, list], Any]
 """check(answer, tool_results) -> any verdict (e.g. an AnswerCheck); kept in run.check."""
 
@@ -77,7 +84,7 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
               registry: ToolRegistry | None = None, executor: ToolExecutor | None = None,
               max_turns: int = 6, task_context: TaskContext | bool | str = "auto",
               system_prompt: str = SYSTEM_PROMPT, format_message: FormatMessage | None = None,
-              evaluate: Evaluate | None = None, check: Check | None = None) -> AgentRun:
+              evaluate: Evaluate | None = evaluate_tool_result, check: Check | None = None) -> AgentRun:
     """Answer `question` with the model and the registry's tools; returns an AgentRun.
 
     client/model: an openai.OpenAI client and the model name; with client None both
@@ -88,9 +95,10 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
     max_turns: the most model calls before stopping with stopped="max_turns".
     task_context: see `task_context_for`; the context advances one step per
     successful tool result and is put before every tool message.
-    format_message / evaluate / check: the plug-in points (module doc); each
-    None keeps the toolkit's own behaviour (format_tool_message, no decisions,
-    no check).
+    format_message / evaluate / check: the plug-in points (module doc):
+    format_message None is format_tool_message; evaluate defaults to
+    evaluate_tool_result (None: no decisions, and none in the messages);
+    check None is no check.
 
     Never raises for what the model does (unknown tools, bad arguments, repeats,
     failing tools: error tool messages; a malformed reply: stopped="error") nor
@@ -142,7 +150,8 @@ def _plugin_failure(plugin: str, exc_or_text: Any, result: ToolResult) -> ToolRe
     why = (f"{type(exc_or_text).__name__}: {safe_str(exc_or_text, 200)}" if isinstance(exc_or_text, BaseException)
            else safe_str(exc_or_text, 200))
     return ToolResult(result.name, None, f"插件 {plugin} 出错（{why}），工具 {result.name} 的结果无法交给模型",
-                      error_type=FATAL, error_code=PLUGIN_CODE, attempts=result.attempts, call_id=result.call_id,
+                      error_type=FATAL, error_code=ErrorCode.PLUGIN_ERROR, attempts=result.attempts, truncated=False,
+                      call_id=result.call_id,
                       started_at=result.started_at, duration_ms=result.duration_ms, args_summary=result.args_summary)
 
 
@@ -235,21 +244,24 @@ class _Loop:
         self.run_record.stopped, self.run_record.answer = "answered", redact(reply.content.strip())
 
     def _run_tools(self, turn: int, tool_calls: Sequence[dict]) -> None:
-        """Run a reply's tool calls (repeats refused) and append one tool message per call, in order."""
+        """Run a reply's tool calls (repeats refused) and append one tool message per call, in order.
+
+        Each call is read once here; the ToolCalls (arguments decoded) go on to the executor."""
         calls = [parse_tool_call(c) for c in tool_calls]
         first = len(self.run_record.tool_results) + 1
-        keys = [(c.name, _canonical_arguments(c.arguments)) for c in calls]
+        keys = [(c.name, _canonical_arguments(c)) for c in calls]
         results: list[ToolResult | None] = [self._repeat_of(key, first + i, call)
                                             for i, (key, call) in enumerate(zip(keys, calls))]
         fresh = [i for i, r in enumerate(results) if r is None]
-        ran = run_sync(self.executor.run_tool_calls([tool_calls[i] for i in fresh], self.registry))
+        ran = run_sync(self.executor.run_tool_calls([calls[i] for i in fresh], self.registry))
         for i, result in zip(fresh, ran):
             results[i] = result
             self.seen[keys[i]] = (first + i, result)
         for call, result in zip(calls, results):
+            assert result is not None
             self._append_tool_message(turn, call, result)
 
-    def _repeat_of(self, key: tuple[str, str], index: int, call: Any) -> ToolResult | None:
+    def _repeat_of(self, key: tuple[str, str], index: int, call: ToolCall) -> ToolResult | None:
         """A refusal when `key` was called before (and did not fail transiently), else None."""
         earlier = self.seen.get(key)
         if earlier is None or (earlier[1] is not None and earlier[1].error_type == RETRYABLE):
@@ -258,14 +270,14 @@ class _Loop:
         return ToolResult(call.name or "(unknown)", None,
                           f"重复调用：与第 {earlier[0]} 次调用相同（同一工具、同样参数），结果不会改变，"
                           "请换参数或直接根据已有结果回答",
-                          error_type=FATAL, error_code=REPEAT_CODE, attempts=0, call_id=call.id,
+                          error_type=FATAL, error_code=ErrorCode.REPEATED_CALL, attempts=0, truncated=False, call_id=call.id,
                           started_at=self.clock.now(), args_summary=safe_str(call.arguments, 200))
 
-    def _decide(self, result: ToolResult) -> ToolResult:
-        """Run the evaluate plug-in on `result`; its decision is recorded. A failing plug-in
-        turns the result into a PLUGIN_ERROR for the model."""
+    def _decide(self, result: ToolResult) -> tuple[ToolResult, dict | None]:
+        """Run the evaluate plug-in on `result`: (the result, its decision), the decision recorded.
+        A failing plug-in turns the result into a PLUGIN_ERROR for the model (and no decision)."""
         if self.evaluate is None:
-            return result
+            return result, None
         try:
             decision = self.evaluate(result, self.run_record.question)
             if not isinstance(decision, dict):
@@ -273,36 +285,38 @@ class _Loop:
         except Exception as exc:
             self.run_record.decisions.append({"action": "plugin_error", "tool": result.name,
                                               "message": safe_str(exc, 200)})
-            return _plugin_failure("evaluate", exc, result)
+            return _plugin_failure("evaluate", exc, result), None
         self.run_record.decisions.append({"tool": result.name, **decision})
-        return result
+        return result, decision
 
-    def _message(self, call_id: str, result: ToolResult) -> tuple[dict, ToolResult]:
-        """The tool message for `result` (the format_message plug-in's, when it gives a usable one)."""
+    def _message(self, call_id: str, result: ToolResult, decision: dict | None) -> tuple[dict, ToolResult]:
+        """The tool message for `result` and its decision, before the task context goes in front (the
+        format_message plug-in's, when it gives a usable one; a plug-in's message is its own, without the decision)."""
         if self.format_message is not None:
             try:
                 message = self.format_message(result.name, call_id, result)
                 if not (isinstance(message, dict) and isinstance(message.get("content"), str)):
                     raise TypeError(f"format_message 应返回带 content 文本的 dict，实际返回了 {safe_str(message, 80)}")
-                message = {**message, "role": "tool", "tool_call_id": call_id}
-                if self.ctx is not None:
-                    message["content"] = with_task_context(message["content"], self.ctx)
-                return message, result
+                return {**message, "role": "tool", "tool_call_id": call_id}, result
             except Exception as exc:
-                result = _plugin_failure("format_message", exc, result)
-        return format_tool_message(result.name, call_id, result, task_context=self.ctx), result
+                result, decision = _plugin_failure("format_message", exc, result), None
+        return format_tool_message(result.name, call_id, result, decision=decision), result
 
-    def _append_tool_message(self, turn: int, call: Any, result: ToolResult) -> None:
-        result = self._decide(result)
+    def _append_tool_message(self, turn: int, call: ToolCall, result: ToolResult) -> None:
+        result, decision = self._decide(result)
         if self.ctx is not None and result.ok:
             self.ctx.advance()
-        message, result = self._message(call.id or "", result)
+        message, result = self._message(call.id or "", result, decision)
+        content = message["content"]
+        if self.ctx is not None:  # the [TASK_CONTEXT] block goes first; the transcript keeps the context itself
+            message = {**message, "content": with_task_context(content, self.ctx)}
         self.run_record.messages.append(message)
         self.run_record.tool_results.append(result)
         self.run_record.transcript.append({
             "kind": "tool", "turn": turn, "tool_call_id": call.id, "name": result.name,
             "arguments": safe_str(call.arguments, 500), "status": result.status,
-            "error_code": result.error_code, "content": message["content"],
+            "error_code": result.error_code, "content": content,
+            "task_context": None if self.ctx is None else replace(self.ctx, steps=list(self.ctx.steps)),
             "duration_ms": result.duration_ms,
         })
 
@@ -315,21 +329,12 @@ class _Loop:
             record.error = f"插件 check 出错：{type(exc).__name__}: {safe_str(exc, 200)}"
 
 
-def _canonical_arguments(arguments: Any) -> str:
-    """The same arguments give the same text, whatever their key order or spacing.
-
-    Arguments nested too deeply to parse (or to dump) are compared as their text.
-    """
-    value = arguments
-    if isinstance(arguments, str):
-        if not arguments.strip():
-            value = {}
-        else:
-            try:
-                value = json.loads(arguments)
-            except (ValueError, RecursionError):
-                return arguments
+def _canonical_arguments(call: ToolCall) -> str:
+    """The same arguments give the same text, whatever their key order or spacing (from the call's
+    decoded arguments). Arguments that are not JSON, or nested too deeply to dump, are compared as their text."""
+    if call.parse_error is not None:
+        return safe_str(call.arguments, 2000)
     try:
-        return json.dumps(value, sort_keys=True, ensure_ascii=False)
+        return json.dumps(call.parsed, sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
-        return safe_str(arguments, 2000)
+        return safe_str(call.arguments, 2000)

@@ -4,14 +4,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..readback import read_tool_content
-from ..results import ToolResult, redact, safe_str
-from ..task_context import TaskContext, split_task_context
+from ..results import ErrorCode, ToolResult, redact, safe_str
+from ..task_context import TaskContext
 
-__all__ = ["AgentRun", "Stopped", "REPEAT_CODE", "render_step"]
+__all__ = ["AgentRun", "Stopped", "render_step"]
 
 Stopped = Literal["answered", "max_turns", "error"]
-REPEAT_CODE = "REPEATED_CALL"
 _STOP_WORDS = {"answered": "已回答", "max_turns": "达到轮数上限", "error": "出错"}
 
 
@@ -22,7 +20,9 @@ class AgentRun:
     messages: every message of the conversation (system, user, assistant with its
     tool_calls, tool), the list the model was sent, for notebooks to show.
     transcript: one plain dict per step, {"kind": "model" | "tool", "turn", ...,
-    "duration_ms"}, in order. tool_results: one ToolResult per tool_call_id.
+    "duration_ms"}, in order; a tool step has the tool result's "content" (the
+    message without its [TASK_CONTEXT] block) and the "task_context" as the loop
+    held it then (a copy; None for a single-step task). tool_results: one ToolResult per tool_call_id.
     stopped: "answered", "max_turns" (the loop limit) or "error" (the model
     endpoint failed or sent a reply that is not a chat completion; `error` says
     why and `answer` says it in Chinese). decisions: what the `evaluate` plug-in
@@ -55,7 +55,7 @@ class AgentRun:
     @property
     def repeated_calls(self) -> int:
         """How many tool calls the loop refused as repeats."""
-        return sum(1 for r in self.tool_results if r.error_code == REPEAT_CODE)
+        return sum(1 for r in self.tool_results if r.error_code == ErrorCode.REPEATED_CALL)
 
     def summary(self) -> str:
         """A few Chinese lines: question, model, turns, tool calls by status, how it ended, the answer."""
@@ -94,8 +94,7 @@ def render_step(step: dict, max_chars: int) -> str:
         calls = "，".join(f"{c['name']}({c['arguments']})" for c in step["tool_calls"])
         said = f"请求工具 {calls}" if calls else f"回答：{step['content']}"
         return safe_str(f"{head} 模型（{ms}）：{' '.join(said.split())}", max_chars * 4)
-    context = read_tool_content(step["content"]).context
-    _, content = split_task_context(step["content"])
+    context = step.get("task_context")
     note = f"[任务进度 {context.done}/{len(context.steps)}] " if context is not None else ""
-    text = f"{head} 工具 {step['name']} → {step['status']}（{ms}）：{note}{' '.join(content.split())}"
+    text = f"{head} 工具 {step['name']} → {step['status']}（{ms}）：{note}{' '.join(step['content'].split())}"
     return safe_str(text, max_chars)

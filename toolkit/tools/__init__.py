@@ -6,7 +6,8 @@ $TOOLKIT_DATA_DIR) and return {status, data, source, error}; the executor opens
 that envelope once. Each tool's knowledge (answer rules, error suggestions, how
 the offline model words its result) sits beside it and is taught here (KNOWLEDGE).
 `default_registry()` gives a fresh ToolRegistry with Chinese descriptions and
-explicit JSON schemas; the city enums come from the data files.
+explicit JSON schemas; the city enums come from the data files, and teaches
+each tool's knowledge with `ToolKnowledge.register`, as any tool does.
 """
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ import copy
 import functools
 from typing import Any, Callable
 
-from ..executor import ToolRegistry
 from ..knowledge import teach
+from ..registry import ToolRegistry
 from ._files import DATA_DIR_ENV, DataDir, data_dir
 from .sales import SALES_KNOWLEDGE, analyze_sales_csv
 from .travel import (FLIGHTS_KNOWLEDGE, WEATHER_KNOWLEDGE, flight_cities, get_weather, search_flights,
@@ -71,7 +72,9 @@ def flights_schema(folder: DataDir = None) -> dict:
             "required": ["origin", "destination"], "additionalProperties": False}
 
 
-# each course tool's knowledge (answer rules, error suggestions, offline wording) lives beside it
+# each course tool's knowledge (answer rules, error suggestions, offline wording) lives beside it; the
+# functions come with it: code that imports them (check_answer on analyze_sales_csv()'s plain return value,
+# no registry in sight) finds their knowledge too. No core module imports this package to get it.
 KNOWLEDGE = {"analyze_sales_csv": SALES_KNOWLEDGE, "get_weather": WEATHER_KNOWLEDGE,
              "search_flights": FLIGHTS_KNOWLEDGE}
 for _name, _knowledge in KNOWLEDGE.items():
@@ -82,7 +85,8 @@ def default_registry(data_dir: DataDir = None) -> ToolRegistry:
     """A new ToolRegistry with the three example tools (a new one on every call).
 
     analyze_sales_csv is a "read" tool (it reads a file), the travel tools are
-    "query" tools; none of them writes. Schemas are read from the data files
+    "query" tools; none of them writes. Each tool's knowledge is taught as it is
+    registered (ToolKnowledge.register). Schemas are read from the data files
     now, so a registry made after the data changes sees the new cities.
     data_dir: the folder every tool of this registry reads (default: `data_dir()`,
     i.e. $TOOLKIT_DATA_DIR or data/input/); the environment is left alone.
@@ -91,10 +95,10 @@ def default_registry(data_dir: DataDir = None) -> ToolRegistry:
         return fn if data_dir is None else functools.partial(fn, data_dir=data_dir)
 
     registry = ToolRegistry()
-    registry.register(bound(analyze_sales_csv), name="analyze_sales_csv", description=SALES_DESCRIPTION,
-                      parameters=copy.deepcopy(SALES_TOOL_SCHEMA), kind="read")
-    registry.register(bound(get_weather), name="get_weather", description=WEATHER_DESCRIPTION,
-                      parameters=weather_schema(data_dir), kind="query")
-    registry.register(bound(search_flights), name="search_flights", description=FLIGHTS_DESCRIPTION,
-                      parameters=flights_schema(data_dir), kind="query")
+    SALES_KNOWLEDGE.register(registry, bound(analyze_sales_csv), name="analyze_sales_csv",
+                             description=SALES_DESCRIPTION, parameters=copy.deepcopy(SALES_TOOL_SCHEMA), kind="read")
+    WEATHER_KNOWLEDGE.register(registry, bound(get_weather), name="get_weather", description=WEATHER_DESCRIPTION,
+                               parameters=weather_schema(data_dir), kind="query")
+    FLIGHTS_KNOWLEDGE.register(registry, bound(search_flights), name="search_flights",
+                               description=FLIGHTS_DESCRIPTION, parameters=flights_schema(data_dir), kind="query")
     return registry

@@ -17,7 +17,7 @@ import os
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Union
 
-import toolkit
+
 
 __all__ = ["DATA_DIR_ENV", "LOGICAL_PREFIX", "DataDir", "data_dir", "resolve_input", "find_input", "envelope", "error_envelope",
            "load_json_data"]
@@ -37,7 +37,7 @@ def data_dir(folder: DataDir = None) -> Path:
     override = os.environ.get(DATA_DIR_ENV, "").strip()
     if override:
         return Path(override).expanduser()
-    return Path(toolkit.__file__).resolve().parent.parent / "data" / "input"
+    return Path(__file__).resolve().parents[2] / "data" / "input"  # toolkit/tools/_files.py -> the project root
 
 
 def envelope(data: Any, source: list[str]) -> dict:

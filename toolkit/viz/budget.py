@@ -9,7 +9,8 @@ import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullLocator
 
-from ..parsing import CHARS_PER_TOKEN, Truncation, parse_tool_result
+from ..parsing import CHARS_PER_TOKEN, parse_tool_result
+from ..truncate import Truncation
 from .style import OUTCOME_COLORS, WIDTH, new_figure, pin_labels, place, rc
 
 __all__ = ["budget_curve", "truncation_map", "truncation_parts", "sample_records", "DEFAULT_SIZES"]

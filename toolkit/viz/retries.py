@@ -8,7 +8,7 @@ import matplotlib.ticker
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..retry import Backoff
+from ..backoff import Backoff
 from ..simulation import herd_arrivals, herd_histogram
 from .style import DEADLINE_COLOR, JITTER_LABELS, JITTER_MODES, WIDTH, new_figure, pin_labels, place, rc
 

@@ -25,7 +25,7 @@ from matplotlib import font_manager
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..retry import Jitter
+from ..backoff import Jitter
 
 __all__ = [
     "setup_fonts", "font_family", "rc", "ChartFigure", "new_figure", "place", "pin_labels", "text_inches",

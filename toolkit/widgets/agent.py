@@ -8,8 +8,8 @@ import ipywidgets as W
 
 from ..clock import SimulatedClock, use_clock
 from ..executor import ToolExecutor
-from ..parsing import dumps
 from ..results import ToolResult, safe_str
+from ..shrink import dumps
 from ..simulation import SALES_FAULTS, course_tools_with_fault
 from .base import MARKS, RunPanel, button, cell, table
 

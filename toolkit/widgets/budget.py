@@ -6,7 +6,9 @@ from typing import Any
 
 import ipywidgets as W
 
-from ..parsing import dumps, omission_marker, parse_tool_result, truncate_parts
+from ..parsing import parse_tool_result
+from ..shrink import dumps
+from ..truncate import omission_marker, truncate_parts
 from .base import MARKS, Panel
 
 __all__ = ["BudgetPlayground", "head_and_tail"]

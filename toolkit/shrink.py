@@ -1,0 +1,238 @@
+"""Turning any value into JSON within a character budget: shrink_json, and dumps.
+
+JSON stays JSON: over budget, a structure shrinks structurally (fewer list
+items and fields, with a note saying how many were left out, shorter
+strings); values json cannot serialize (datetime, bytes, Decimal, sets, NaN,
+objects) become faithful strings; cycles and deep nesting become notes. The
+work is bounded by the budget, not by the input: a million records are never
+serialized whole just to be cut.
+"""
+from __future__ import annotations
+
+import codecs
+import dataclasses
+import datetime as _dt
+import decimal
+import enum
+import itertools
+import json
+import math
+import uuid
+from pathlib import PurePath
+from typing import Any
+
+from .results import PartialResult, ToolResult, redact, safe_str
+
+__all__ = ["shrink_json", "dumps", "exceeds", "MAX_DEPTH"]
+
+MAX_DEPTH = 20               # deeper nesting is shown as a note
+
+
+class _OverBudget(Exception):
+    pass
+
+
+# (max items per container, max characters per string); None = no limit
+_LEVELS: list[tuple[int | None, int | None]] = [
+    (None, None), (50, 2000), (20, 600), (10, 200), (5, 80), (3, 40), (1, 20), (0, 8),
+]
+
+
+def _clean(text: str) -> str:
+    """Drop lone surrogates so the text can always be encoded as UTF-8."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
+class _Renderer:
+    """One pass of budgeted conversion; raises _OverBudget as soon as it cannot fit."""
+
+    def __init__(self, items: int | None, strlen: int | None, budget: int) -> None:
+        self.items, self.strlen, self.budget = items, strlen, budget
+        self.used = 0
+        self.shrunk = False
+        self.path: set[int] = set()
+
+    def spend(self, n: int) -> None:
+        self.used += n
+        if self.used > self.budget:
+            raise _OverBudget
+
+    def text(self, value: str) -> str:
+        if self.strlen is not None and len(value) > self.strlen:
+            self.shrunk = True
+            # redact before cutting: a key cut short would no longer look like a key
+            kept = redact(value[: self.strlen + 256])[: self.strlen]
+            value = f"{kept}…（省略 {len(value) - self.strlen} 字符）"
+        value = _clean(value)
+        self.spend(len(value) + 2)
+        return value
+
+    def render(self, obj: Any, depth: int = 0) -> Any:
+        if obj is None or isinstance(obj, bool):
+            self.spend(5 if obj is False else 4)  # null, true, false
+            return obj
+        if isinstance(obj, int):
+            if obj.bit_length() > 3000:  # str() of huge ints is slow and capped by Python
+                self.shrunk = True
+                return self.text(f"<约 {int(obj.bit_length() * 0.30103) + 1} 位的整数>")
+            self.spend(len(int.__repr__(obj)))  # what json writes, even for int subclasses
+            return int(obj)
+        if isinstance(obj, float):
+            if math.isnan(obj) or math.isinf(obj):
+                return self.text(repr(obj))  # JSON has no NaN/Infinity
+            self.spend(len(float.__repr__(obj)))
+            return float(obj)
+        if isinstance(obj, str):
+            return self.text(obj)
+        if isinstance(obj, (bytes, bytearray, memoryview)):
+            return self.text(_bytes_text(bytes(obj[: (self.strlen or len(obj)) * 4 + 4]), len(obj)))
+        simple = _simple_text(obj)
+        if simple is not None:
+            return self.text(simple)
+        if depth >= MAX_DEPTH:
+            self.shrunk = True
+            return self.text("…（嵌套过深，已省略）")
+        if id(obj) in self.path:
+            self.shrunk = True
+            return self.text("…（循环引用）")
+        self.path.add(id(obj))
+        try:
+            return self.container(obj, depth)
+        finally:
+            self.path.discard(id(obj))
+
+    def container(self, obj: Any, depth: int) -> Any:
+        if isinstance(obj, PartialResult):
+            obj = {"data": obj.data, "missing": obj.missing}
+        elif isinstance(obj, ToolResult):
+            obj = {"status": obj.status, "result": obj.data, "error": obj.error}
+        elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            obj = {f.name: getattr(obj, f.name, None) for f in dataclasses.fields(obj)}
+        if isinstance(obj, dict):
+            return self.mapping(obj, depth)
+        if isinstance(obj, (list, tuple)):
+            return self.sequence(obj, len(obj), depth)
+        if isinstance(obj, (set, frozenset)):
+            items = sorted(obj, key=safe_str) if len(obj) <= 1000 else list(itertools.islice(obj, 1000))
+            return self.sequence(items, len(obj), depth)
+        try:
+            dump = getattr(obj, "model_dump", None)  # pydantic models, openai SDK objects
+        except Exception:  # an object whose __getattr__ raises is still shown as text
+            dump = None
+        if callable(dump):
+            try:
+                return self.render(dump(), depth + 1)
+            except _OverBudget:
+                raise
+            except Exception:
+                pass
+        return self.text(safe_str(obj, 10_000))
+
+    def mapping(self, obj: dict, depth: int) -> dict:
+        n = len(obj)
+        keep = n if self.items is None else min(n, self.items)
+        out: dict[str, Any] = {}
+        self.spend(2)
+        for key, value in itertools.islice(obj.items(), keep):
+            skey = _clean(key) if isinstance(key, str) else safe_str(key, 200)
+            self.spend(len(skey) + 4)
+            out[skey] = self.render(value, depth + 1)
+        if keep < n:
+            self.shrunk = True
+            out["…"] = self.text(f"还有 {n - keep} 个字段未显示（共 {n} 个）")
+        return out
+
+    def sequence(self, seq: Any, total: int, depth: int) -> list:
+        keep = min(len(seq), total) if self.items is None else min(len(seq), self.items)
+        out = []
+        self.spend(2)
+        for item in itertools.islice(seq, keep):
+            if out:
+                self.spend(2)  # ", " between items
+            out.append(self.render(item, depth + 1))
+        if keep < total:
+            self.shrunk = True
+            if out:
+                self.spend(2)
+            out.append(self.text(f"…还有 {total - keep} 项未显示（共 {total} 项）"))
+        return out
+
+
+def _bytes_text(head: bytes, size: int) -> str:
+    """UTF-8 text of `head` (the first bytes of `size`), or a note for binary data."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        text = decoder.decode(head, final=len(head) >= size)
+    except UnicodeDecodeError:
+        return f"<二进制数据，{size} 字节>"
+    return text if len(head) >= size else f"{text}…（共 {size} 字节）"
+
+
+def _simple_text(obj: Any) -> str | None:
+    """Faithful text for common values json cannot serialize; None when not one of them."""
+    if isinstance(obj, (_dt.datetime, _dt.date, _dt.time)):
+        return obj.isoformat()
+    if isinstance(obj, _dt.timedelta):
+        return f"{obj.total_seconds()}s"
+    if isinstance(obj, (decimal.Decimal, uuid.UUID, PurePath, complex)):
+        return str(obj)
+    if isinstance(obj, enum.Enum):
+        return safe_str(obj.value)
+    return None
+
+
+def _shrink(obj: Any, max_chars: int) -> tuple[Any, bool]:
+    for items, strlen in _LEVELS:
+        renderer = _Renderer(items, strlen, max_chars)
+        try:
+            value = renderer.render(obj)
+        except _OverBudget:
+            continue
+        except RecursionError:
+            continue
+        # `used` bounds the JSON length up to escaping (at most 6 characters per character),
+        # so small values skip the check serialization
+        if renderer.used * 6 <= max_chars or len(dumps(value)) <= max_chars:
+            return value, renderer.shrunk
+    note = f"…（结果过大，已省略；原类型 {type(obj).__name__}）"
+    return note[: max(max_chars - 2, 1)], True
+
+
+def exceeds(value: Any, max_chars: int) -> bool:
+    """Whether the JSON of `value` (as shrink_json would write it, unshrunk) is longer than `max_chars`.
+
+    A measure, not a rendering: it stops as soon as the budget is passed, so the
+    work is bounded by max_chars however large `value` is.
+    """
+    renderer = _Renderer(None, None, max_chars)
+    try:
+        renderer.render(value)
+    except _OverBudget:
+        return True
+    except RecursionError:
+        return True
+    return renderer.shrunk
+
+
+def shrink_json(obj: Any, max_chars: int = 8000) -> Any:
+    """A JSON-serializable version of `obj` whose JSON text is at most `max_chars` characters.
+
+    Values that fit come back unchanged in content. Larger ones shrink
+    structurally: fewer list items and dict fields (with a note saying how many
+    were left out), shorter strings. Values json cannot serialize (datetime,
+    bytes, Decimal, sets, NaN, objects) become faithful strings; cycles and very
+    deep nesting become notes. Work is bounded by `max_chars`, not by the size
+    of `obj`. Raises ValueError when max_chars < 3 (the shortest note, "…", needs 3).
+    """
+    if not isinstance(max_chars, int) or isinstance(max_chars, bool) or max_chars < 3:
+        raise ValueError(f"max_chars must be an int >= 3 (room for the note \"…\"), got {max_chars!r}")
+    return _shrink(obj, max_chars)[0]
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON text, Chinese kept readable (ensure_ascii=False)."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)

@@ -1,0 +1,145 @@
+"""Cutting long text for the model: smart_truncate keeps the head and the tail, at line boundaries.
+
+The head ends at a paragraph, line or sentence end, the tail starts after a line
+break, and a marker in between states exactly how many characters were left
+out. A cut never splits something shaped like a secret (a key cut in two no
+longer looks like a key to `redact`): it moves to the secret's edge.
+`truncate_parts` gives the same cut as its parts, for code that draws or checks it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from .results import redact
+
+__all__ = ["smart_truncate", "truncate_parts", "Truncation", "omission_marker"]
+
+_SENTENCE_END = re.compile(r"[。！？!?；;]|\.\s")
+
+
+def _check_budget_args(max_chars: int, keep_head: int, keep_tail: int) -> None:
+    for name, value in (("max_chars", max_chars), ("keep_head", keep_head), ("keep_tail", keep_tail)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError(f"{name} must be an int, got {value!r}")
+        if value < 0:
+            raise ValueError(f"{name} must be >= 0, got {value}")
+    if keep_head + keep_tail > max_chars:
+        raise ValueError(
+            f"keep_head + keep_tail ({keep_head} + {keep_tail}) must not exceed max_chars ({max_chars}); "
+            "lower keep_head/keep_tail or raise max_chars")
+
+
+def _head_end(text: str, keep_head: int) -> int:
+    """Where the head stops: a paragraph, line or sentence end in the last half of keep_head."""
+    floor = keep_head // 2
+    for sep in ("\n\n", "\n"):
+        pos = text.rfind(sep, floor, keep_head)
+        if pos != -1 and pos >= floor:
+            return pos
+    last = None
+    for match in _SENTENCE_END.finditer(text, floor, keep_head):
+        last = match
+    return last.start() + 1 if last else keep_head
+
+
+def _tail_start(text: str, keep_tail: int) -> int:
+    """Where the tail starts: just after a line break in the first half of the tail."""
+    start = len(text) - keep_tail
+    if keep_tail == 0:
+        return len(text)
+    pos = text.find("\n", start, start + keep_tail // 2)
+    return pos + 1 if pos != -1 else start
+
+
+_TOKEN_CHAR = re.compile(r"[A-Za-z0-9_\-.=+/~]")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-.=+/~]*")
+_RUN_REACH = 4096  # how far a cut looks for the ends of the token it falls in
+
+
+def _secret_around(text: str, i: int) -> tuple[int, int] | None:
+    """(start, end) of the token a cut at `i` would split, when that token looks like a secret.
+
+    A key cut in two loses its "sk-" prefix (or its "api_key=" label) in one
+    piece, and that piece no longer looks like a key to `redact`. So a cut
+    never splits a secret: the head stops before it, the tail starts after
+    it, and the secret is counted among the omitted characters. Ordinary words
+    and long runs (a hex dump, "xxxx…") are cut where asked. Bounded work.
+    """
+    if not (0 < i < len(text) and _TOKEN_CHAR.match(text, i - 1) and _TOKEN_CHAR.match(text, i)):
+        return None
+    start, floor = i, max(i - _RUN_REACH, 0)
+    while start > floor and _TOKEN_CHAR.match(text, start - 1):
+        start -= 1
+    end = _TOKEN_RUN.match(text, i, min(len(text), i + _RUN_REACH)).end()
+    segment = text[max(start - 40, 0): end + 40]  # the label before and the "@host" after count too
+    return (start, end) if redact(segment) != segment else None
+
+
+def _whole_secret_head(text: str, end: int) -> int:
+    run = _secret_around(text, end)
+    return run[0] if run else end
+
+
+def _whole_secret_tail(text: str, start: int) -> int:
+    run = _secret_around(text, start)
+    return run[1] if run else start
+
+
+@dataclasses.dataclass(frozen=True)
+class Truncation:
+    """smart_truncate's answer in its parts: `head` + `marker` + `tail` is the text it returns.
+
+    head: the prefix kept; omitted: how many characters of the text were left out;
+    tail: the suffix kept; marker: the line stating `omitted` ("" when nothing was
+    left out: then head is the whole text and tail is "").
+    """
+
+    head: str
+    omitted: int
+    tail: str
+    marker: str
+
+    @property
+    def text(self) -> str:
+        """The truncated text, as smart_truncate returns it."""
+        return f"{self.head}{self.marker}{self.tail}"
+
+    @property
+    def truncated(self) -> bool:
+        return self.omitted > 0
+
+
+def omission_marker(omitted: int) -> str:
+    """The line smart_truncate puts where `omitted` characters were left out."""
+    return f"\n\n…（已省略 {omitted} 字符）…\n\n"
+
+
+def truncate_parts(text: str, max_chars: int = 8000, keep_head: int = 4000, keep_tail: int = 2000) -> Truncation:
+    """Where smart_truncate cuts `text`, as a Truncation (same arguments, same errors, same rules)."""
+    _check_budget_args(max_chars, keep_head, keep_tail)
+    if not isinstance(text, str):
+        raise TypeError(f"smart_truncate expects str, got {type(text).__name__}; use parse_tool_result for other values")
+    if len(text) <= max_chars:
+        return Truncation(text, 0, "", "")
+    head_end = _whole_secret_head(text, _head_end(text, keep_head))
+    tail_start = max(_whole_secret_tail(text, _tail_start(text, keep_tail)), head_end)
+    omitted = tail_start - head_end
+    return Truncation(text[:head_end], omitted, text[tail_start:], omission_marker(omitted))
+
+
+def smart_truncate(text: str, max_chars: int = 8000, keep_head: int = 4000, keep_tail: int = 2000) -> str:
+    """Keep the head and the tail of a long text, cut at line boundaries.
+
+    Text of at most `max_chars` comes back unchanged. Longer text becomes
+    head + marker + tail: the head is a prefix of the text ending at a
+    paragraph, line or sentence boundary (at most `keep_head` characters), the
+    tail a suffix starting after a line break (at most `keep_tail`), and the
+    marker states exactly how many characters were left out. The result is
+    never longer than keep_head + keep_tail + the marker. `truncate_parts`
+    gives the same cut as its parts (head, omitted count, tail, marker).
+
+    Raises ValueError for negative sizes or keep_head + keep_tail > max_chars,
+    TypeError when `text` is not a str.
+    """
+    return truncate_parts(text, max_chars, keep_head, keep_tail).text
