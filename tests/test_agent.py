@@ -17,7 +17,8 @@ from toolkit import (FatalToolError, RetryableToolError, SimulatedClock, TaskCon
                      split_task_context, use_clock)
 from toolkit.llm import config as llm_config
 from toolkit.llm import OFFLINE_MODEL, OfflineAPIError, OfflineServer, chat_completion, tool_call
-from toolkit.agent import SYSTEM_PROMPT, AgentRun, describe_model_error, run_agent, split_steps, task_context_for
+from toolkit.agent import SYSTEM_PROMPT, AgentRun, run_agent, split_steps, task_context_for
+from toolkit.llm.errors import describe_model_error
 from toolkit.tools import DATA_DIR_ENV
 from toolkit.verify import check_answer
 

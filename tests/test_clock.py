@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from toolkit import RealClock, SimulatedClock, get_clock, set_clock, use_clock
+from toolkit import SimulatedClock, get_clock, use_clock
+from toolkit.clock import RealClock, set_clock
 
 
 def test_simulated_sleep_takes_no_real_time_and_moves_simulated_time():

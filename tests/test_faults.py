@@ -5,7 +5,8 @@ import asyncio
 
 import pytest
 
-from toolkit import FAULTS, HTTPStatusError, PartialResult, classify_error, inject_faults
+from toolkit import HTTPStatusError, PartialResult, classify_error, inject_faults
+from toolkit.faults import FAULTS
 
 
 def run(coro):

@@ -22,13 +22,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolkit import (HTTPStatusError, RetryableToolError, FatalToolError, TaskContext, Tool,
-                     ToolExecutor, ToolRegistry, ToolResult, classify_error, evaluate_tool_result,
-                     format_tool_message, parse_tool_call, parse_tool_result, redact, shrink_json, smart_truncate)
+from toolkit import (HTTPStatusError, RetryableToolError, FatalToolError, TaskContext, Tool, ToolExecutor,
+                     ToolRegistry, ToolResult, classify_error, evaluate_tool_result, format_tool_message,
+                     parse_tool_call, parse_tool_result, shrink_json, smart_truncate)
 from toolkit.decisions import ACTIONS
 from toolkit.parsing import estimate_tokens
 from toolkit.shrink import dumps
 from toolkit.safety import detect_instructions, redact_value
+from toolkit.results import redact
 
 QUICK, SLOW = 40, 1_300          # examples per target; 9 targets x 1,300 = 11,700 in the slow run
 TRIED: Counter = Counter()

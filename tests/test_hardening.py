@@ -18,9 +18,10 @@ import pytest
 from hypothesis import example, given, settings, strategies as st
 
 from toolkit import (SimulatedClock, Tool, ToolExecutor, ToolRegistry, format_tool_message, parse_tool_result,
-                     redact, safe_str, shrink_json, smart_truncate, use_clock)
+                     shrink_json, smart_truncate, use_clock)
 from toolkit.messages import tool_content
 from toolkit.safety import detect_instructions, normalize_for_scan, redact_value
+from toolkit.results import redact, safe_str
 
 RNG = random.Random(11)
 TOKEN = "".join(RNG.choices(string.ascii_letters + string.digits, k=40))

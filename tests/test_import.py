@@ -49,3 +49,31 @@ def test_all_lists_unique_names():
 
 def test_version_is_set():
     assert isinstance(toolkit.__version__, str) and toolkit.__version__
+
+
+def _names_imported_from_toolkit(source: str) -> set[str]:
+    import ast
+
+    lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError:
+        return set()
+    return {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+            and node.module == "toolkit" and node.level == 0 for alias in node.names}
+
+
+def test_the_top_level_is_what_the_course_teaches_and_every_chapter_finds_its_names():
+    from pathlib import Path
+
+    root = Path(toolkit.__file__).resolve().parent.parent
+    assert 30 <= len(toolkit.__all__) <= 40  # the rest stays importable from its own module
+    used: dict[str, set[str]] = {}
+    for notebook in [*root.glob("notebooks/*.ipynb"), *root.glob("exercises/*.ipynb"), *root.glob("solutions/*.ipynb")]:
+        for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] == "code":
+                for name in _names_imported_from_toolkit("".join(cell["source"])):
+                    used.setdefault(name, set()).add(notebook.name)
+    submodules = {p.stem for p in (root / "toolkit").glob("*.py")} | {p.parent.name for p in (root / "toolkit").glob("*/__init__.py")}
+    missing = {name: sorted(where) for name, where in used.items() if name not in toolkit.__all__ and name not in submodules}
+    assert missing == {}

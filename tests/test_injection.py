@@ -13,13 +13,14 @@ import time
 
 import pytest
 
-from toolkit import (FAULTS, HTTPStatusError, RetryPolicy, SimulatedClock, Tool, ToolExecutor, ToolRegistry,
-                     ToolResult, format_tool_message, use_clock)
+from toolkit import (HTTPStatusError, RetryPolicy, SimulatedClock, Tool, ToolExecutor, ToolRegistry, ToolResult,
+                     format_tool_message, use_clock)
 from toolkit.decisions import _SUGGESTIONS
 from toolkit.messages import tool_content
 from toolkit.results import _STATUS_TEXT
 from toolkit import wording
 from toolkit.safety import INJECTION_WARNING, SCAN_LIMIT, detect_instructions, tool_output_warnings
+from toolkit.faults import FAULTS
 
 WARNING_HEAD = INJECTION_WARNING.split("（")[0]   # "工具输出中包含类似指令的文字"
 

@@ -8,9 +8,9 @@ import math
 
 import pytest
 
-from toolkit import (PartialResult, TaskContext, ToolResult, format_tool_message, split_task_context,
-                     with_task_context)
+from toolkit import PartialResult, TaskContext, ToolResult, format_tool_message, split_task_context
 from toolkit.messages import MESSAGE_MAX_CHARS
+from toolkit.messages import with_task_context
 
 
 def content_of(message: dict) -> dict:

@@ -19,9 +19,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from toolkit import (PartialResult, SimulatedClock, TaskContext, ToolExecutor, ToolResult, dumps, estimate_tokens,
                      format_tool_message, parse_tool_result, shrink_json, smart_truncate, split_task_context,
-                     use_clock, with_task_context)
+                     use_clock)
 from toolkit.messages import MESSAGE_MAX_CHARS
 from toolkit.results import error_from_envelope
+from toolkit.messages import with_task_context
 
 FAST = settings(max_examples=120, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

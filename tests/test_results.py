@@ -8,9 +8,9 @@ import httpx2
 import openai
 import pytest
 
-from toolkit import (ErrorInfo, FatalToolError, HTTPStatusError, PartialResult, RetryableToolError, ToolResult,
-                     classify_error, error_from_envelope, redact, safe_str)
-from toolkit.results import parse_retry_after
+from toolkit import (FatalToolError, HTTPStatusError, PartialResult, RetryableToolError, ToolResult,
+                     classify_error, error_from_envelope)
+from toolkit.results import ErrorInfo, parse_retry_after, redact, safe_str
 
 REQUEST = httpx2.Request("POST", "https://api.example.test/v1/chat/completions")
 

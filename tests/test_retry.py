@@ -556,7 +556,7 @@ def test_retry_outcome_is_frozen_and_still_a_pair(sim_clock):
     import copy
     import typing
 
-    from toolkit import RetryOutcome
+    from toolkit.retry import RetryOutcome
     outcome = run(call_tool_with_retry(Flaky(TimeoutError(), value=5)))
     result, error = outcome
     assert (result, error) == (5, None) and outcome == (5, None) and len(outcome) == 2

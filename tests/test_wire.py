@@ -8,8 +8,9 @@ import pytest
 from openai.types.chat import ChatCompletionMessageToolCall
 from openai.types.responses import ResponseFunctionToolCall
 
-from toolkit import FORMATS, Tool, ToolRegistry, ToolResult, WireFormat, format_tool_message, parse_tool_call
+from toolkit import FORMATS, Tool, ToolRegistry, ToolResult, format_tool_message, parse_tool_call
 from toolkit.wire import ToolCall, field_of, make_call, register_format
+from toolkit.wire import WireFormat
 
 PARAMS = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 

@@ -1,41 +1,36 @@
 """Tool Result Lab: what an LLM agent does after a tool returns.
 
-The public names live here; the road a result travels is
-results -> retry -> executor -> parsing -> messages -> decisions
-(ARCHITECTURE.md follows one tool call along it).
+The names the course teaches live here; everything else stays importable from
+its own module (toolkit.results, toolkit.wire, toolkit.fitting, ...). The road
+a result travels is wire -> registry -> executor (retry, breaker, budget) ->
+messages -> decisions -> the model; ARCHITECTURE.md follows one tool call along it.
 Importing this package loads only the standard library: the model side
 (openai), charts (matplotlib) and widgets (ipywidgets) load when first used.
 """
-from .clock import RealClock, SimulatedClock, get_clock, set_clock, use_clock
-from .decisions import evaluate_tool_result
 from .breaker import CircuitBreaker
+from .clock import SimulatedClock, get_clock, use_clock
+from .decisions import evaluate_tool_result
 from .executor import ToolExecutor
+from .faults import HTTPStatusError, inject_faults
+from .hooks import ToolEvent
+from .messages import TaskContext, format_tool_message, split_task_context
+from .parsing import estimate_tokens, parse_tool_result
 from .registry import Tool, ToolRegistry
-from .wire import ToolCall, parse_tool_call
-from .faults import FAULTS, FaultyTool, HTTPStatusError, inject_faults
-from .hooks import HookError, ToolEvent
-from .messages import TaskContext, format_tool_message, split_task_context, with_task_context
-from .fitting import fit_for_model
-from .parsing import estimate_tokens, parse_tool_result, to_markdown_table
+from .results import (ErrorCode, FatalToolError, PartialResult, RetryableToolError, ToolResult, classify_error,
+                      error_from_envelope)
+from .retry import Attempt, Backoff, RetryBudget, RetryPolicy, call_tool_with_retry
 from .shrink import dumps, shrink_json
 from .truncate import smart_truncate
-from .results import (ErrorCode, ErrorInfo, FatalToolError, PartialResult, RetryableToolError, ToolError, ToolResult,
-                      classify_error, error_from_envelope, redact, safe_str)
-from .retry import Attempt, Backoff, RetryBudget, RetryOutcome, RetryPolicy, call_tool_with_retry
-from .wire import FORMATS, WireFormat, register_format
+from .wire import FORMATS, parse_tool_call
 
 __version__ = "0.1.0"
 
 # Names whose modules load heavier libraries (openai, python-dotenv, jsonschema through the tools):
 # resolved on first use, so `import toolkit` stays fast.
 _LAZY = {
-    "run_agent": "toolkit.agent", "AgentRun": "toolkit.agent",
-    "make_client": "toolkit.llm", "load_settings": "toolkit.llm", "Settings": "toolkit.llm",
-    "ConfigError": "toolkit.llm",
-    "default_registry": "toolkit.tools", "analyze_sales_csv": "toolkit.tools",
+    "run_agent": "toolkit.agent",
     "check_answer": "toolkit.verify",
     "detect_instructions": "toolkit.safety",
-    "ToolKnowledge": "toolkit.knowledge", "teach": "toolkit.knowledge",
 }
 
 
@@ -55,12 +50,19 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "Attempt", "Backoff", "CircuitBreaker", "ErrorCode", "ErrorInfo", "FAULTS", "FORMATS", "HookError", "FatalToolError", "FaultyTool",
-    "HTTPStatusError", "PartialResult", "RealClock", "RetryBudget", "RetryOutcome", "RetryPolicy",
-    "RetryableToolError", "SimulatedClock", "TaskContext", "Tool", "ToolCall", "ToolError", "ToolEvent", "ToolExecutor",
-    "ToolRegistry", "ToolResult", "WireFormat", "call_tool_with_retry", "classify_error", "dumps", "error_from_envelope",
-    "estimate_tokens", "evaluate_tool_result", "fit_for_model", "format_tool_message", "get_clock",
-    "inject_faults", "parse_tool_call", "parse_tool_result", "redact", "register_format", "safe_str", "set_clock", "shrink_json",
-    "smart_truncate", "split_task_context", "to_markdown_table", "use_clock", "with_task_context",
+    # time
+    "SimulatedClock", "use_clock", "get_clock",
+    # results and errors (chapter 01, 03)
+    "ToolResult", "PartialResult", "ErrorCode", "classify_error", "error_from_envelope", "RetryableToolError",
+    "FatalToolError", "HTTPStatusError", "inject_faults",
+    # parsing and truncation (01, 02)
+    "parse_tool_result", "smart_truncate", "shrink_json", "estimate_tokens", "dumps",
+    # retrying (03)
+    "call_tool_with_retry", "RetryPolicy", "Backoff", "RetryBudget", "CircuitBreaker", "Attempt",
+    # the message and the decision (04, 05)
+    "format_tool_message", "TaskContext", "split_task_context", "parse_tool_call", "FORMATS", "evaluate_tool_result",
+    # the executor (06)
+    "ToolExecutor", "ToolRegistry", "Tool", "ToolEvent",
+    # the agent, the answer check, untrusted output (07, 08)
     *_LAZY,
 ]

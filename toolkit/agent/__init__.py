@@ -14,13 +14,5 @@ from .cli import main
 from .loop import SYSTEM_PROMPT, Check, Evaluate, FormatMessage, run_agent, task_context_for
 from .record import AgentRun
 
-__all__ = ["SYSTEM_PROMPT", "AgentRun", "run_agent", "split_steps", "task_context_for",
-           "describe_model_error", "main", "FormatMessage", "Evaluate", "Check"]
-
-
-def __getattr__(name: str):
-    if name == "describe_model_error":  # lives with the model side now; this name keeps working
-        from ..llm.errors import describe_model_error
-
-        return describe_model_error
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["SYSTEM_PROMPT", "AgentRun", "run_agent", "split_steps", "task_context_for", "main", "FormatMessage",
+           "Evaluate", "Check"]

@@ -13,6 +13,9 @@ _PLACE_HINTS = ("城市", "出发地", "到达地", "目的地", "地点")
 _DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}")
 RELATIVE_DAYS = ("今天", "明天", "后天", "今日")
 NOTHING = object()
+# what any model knows without being told: the big cities, for a place argument of a tool that names none
+COMMON_PLACES = ("北京", "上海", "广州", "深圳", "杭州", "成都", "南京", "武汉", "西安", "重庆", "天津", "苏州",
+                 "长沙", "郑州", "青岛", "厦门", "昆明", "大连", "哈尔滨", "沈阳", "三亚", "拉萨", "乌鲁木齐", "香港")
 
 
 def _is_date(name: str, prop: dict) -> bool:
@@ -25,9 +28,9 @@ def _is_place(name: str, prop: dict) -> bool:
 
 
 def _places(tool: str) -> list[str]:
-    """The tool's own place names (its ToolKnowledge), else every tool's."""
+    """The tool's own place names (its ToolKnowledge), else every taught tool's, else the common ones."""
     own = list(knowledge_for(tool).places)
-    return own or list(dict.fromkeys(p for k in all_knowledge().values() for p in k.places))
+    return own or list(dict.fromkeys(p for k in all_knowledge().values() for p in k.places)) or list(COMMON_PLACES)
 
 
 def _first_unused(text: str, candidates: Any, used: set) -> Any:
