@@ -202,12 +202,12 @@ def test_timeline_accepts_a_retry_outcome_and_the_executor_itself(batch):
             == viz.retry_timeline(list(batch.call_history)).axes[0].get_title("left"))
 
 
-def test_timeline_names_every_row_of_a_few_calls_and_numbers_about_ten_rows_of_many(batch):
+def test_timeline_names_every_row_of_a_few_calls_and_numbers_a_few_rows_of_many(batch):
     few = viz.retry_timeline(list(batch.call_history)[:20])
     assert [t.get_text() for t in few.axes[0].get_yticklabels()] == [f"{i}. {r.name}" for i, r in
                                                                        enumerate(list(batch.call_history)[:20], 1)]
     many = [t.get_text() for t in viz.retry_timeline(batch).axes[0].get_yticklabels()]
-    assert many[0] == "1" and many[-1] == "50" and 6 <= len(many) <= 12
+    assert many[0] == "1" and many[-1] == "50" and 4 <= len(many) <= 9
 
 
 def test_timeline_of_no_calls_is_an_empty_state_figure():

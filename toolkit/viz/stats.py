@@ -57,6 +57,7 @@ def _stacked(collections: dict[str, PolyCollection], counts: list[Counter], keys
                 spans.append((left[y], y - 0.35, count[key], 0.7))
                 left[y] += count[key]
         collections[key].set_verts(_boxes(spans))
+        collections[key].set_visible(bool(spans))  # an empty artist still costs a draw call
     return max(left, default=0.0)
 
 

@@ -26,7 +26,7 @@ from .style import (DEADLINE_COLOR, INSTANT_LABEL, NOT_RUN_COLOR, NOT_RUN_LABEL,
 __all__ = ["TimelineChart", "retry_timeline"]
 
 LABELLED_ROWS = 20    # up to this many rows every row is named and every wait labelled with its length;
-                      # past it, about ten rows are numbered (a tick label costs a text to lay out and draw)
+                      # past it, at most nine rows are numbered (a tick label costs a text to lay out and draw)
 INSTANT_PX = 3.0      # an attempt narrower than this many pixels is drawn as a dot
 _TOP, _BOTTOM, _RIGHT = 0.42, 0.5, 0.15  # inches around the axes
 _LEGEND_FONT = 7
@@ -90,7 +90,7 @@ class TimelineChart:
         if n <= LABELLED_ROWS:
             ticks, labels = list(range(n)), [row.label for row in rows]
         else:
-            step = next(s for s in (2, 5, 10, 20, 25, 50, 100, 200, 500) if n / s <= 10)
+            step = next(s for s in (2, 5, 10, 20, 25, 50, 100, 200, 500) if n / s <= 8)
             ticks = [0] + list(range(step - 1, n, step))
             labels = [str(i + 1) for i in ticks]
         size = 8 if n <= LABELLED_ROWS else 6
@@ -145,11 +145,15 @@ class TimelineChart:
         pin_labels(ax, xlabel_in=0.3)
         for key, polys in boxes.items():
             self.boxes[key].set_verts(polys)
+            self.boxes[key].set_visible(bool(polys))  # an empty artist still costs a draw call
         self.instants.set_offsets(np.array(dots, dtype=float).reshape(-1, 2))
         self.instants.set_facecolors(dot_colors or "none")
         self.waits.set_segments(waits)
         self.limited.set_segments(limited)
         self.not_run.set_data([x for x, _ in skipped], [y for _, y in skipped])
+        for artist, data in ((self.instants, dots), (self.waits, waits), (self.limited, limited),
+                             (self.not_run, skipped)):
+            artist.set_visible(bool(data))
         if self.deadline is not None:
             self.deadline_line.set_xdata([self.deadline, self.deadline])
         ax.set_xlim(-span * 0.01, span * 1.03)
@@ -228,7 +232,7 @@ def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | No
     from the batch start) is a red dashed line. A call that never ran (circuit open,
     refused arguments) is an x with its code. Rows are in the order given
     (call_history is in order of completion). Waits are labelled when there are at
-    most 20 rows; past 20 rows, about ten rows are numbered instead of every row named. An attempt whose times are not
+    most 20 rows; past 20 rows, a few rows are numbered instead of every row named. An attempt whose times are not
     finite numbers is left out, and the title says how many were.
 
     Empty input: returns an empty-state figure saying there are no calls (no error).
