@@ -48,7 +48,7 @@ class TimelineChart:
                  dpi: int = 90) -> None:
         self.legend, self.deadline, self.title = legend, deadline, title
         self.figure: Figure = new_figure(3.0, dpi=dpi)
-        self.empty_state = True
+        self.figure.empty_state = True
         with matplotlib.rc_context(rc()):
             ax = self.ax = self.figure.add_axes((0, 0, 1, 1))
             ax.xaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
@@ -98,7 +98,7 @@ class TimelineChart:
         rows_h = 0.26 * min(n, LABELLED_ROWS) + 0.03 * max(min(n, 100) - LABELLED_ROWS, 0) if n else 1.0
         height = min(max(_TOP + _BOTTOM + rows_h, 2.0), 6.4)
         self.figure.set_size_inches(WIDTH, height)
-        self.figure.empty_state = self.empty_state = not n
+        self.figure.empty_state = not n
         self.message.set_text("" if n else "还没有调用记录")
         if not n:
             place(ax, left, _BOTTOM, WIDTH - left - _RIGHT, height - _TOP - _BOTTOM)
