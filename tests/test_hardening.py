@@ -251,3 +251,88 @@ def test_fuzz_no_key_fragment_survives_cutting_and_redaction(prefix, suffix, sha
     out = parse_tool_result(text, max_tokens=max(budget // 4, 1))
     assert not _leaks(redact(out), TOKEN)
     assert not _leaks(redact(json.dumps(shrink_json({"v": text}, budget), ensure_ascii=False)), TOKEN)
+
+
+# --- a hook's exception is described safely, whatever it is ------------------------------------------
+
+class _StrRaises(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no str")
+
+
+class _ReprRaises(Exception):
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+class _BothRaise(Exception):
+    def __str__(self) -> str:
+        raise ValueError("no str")
+
+    __repr__ = __str__
+
+
+class _StrReturnsNotAStr(Exception):
+    def __str__(self):  # type: ignore[override]
+        return 42
+
+
+class _OwnBaseException(BaseException):
+    """Not an Exception, not a way out of the program: a hook's own bug."""
+
+
+class _SecretMessage(Exception):
+    def __str__(self) -> str:
+        return f"token={KEY} " + "a-b-" * 50_000  # a key and a long a-b-c… run
+
+
+def _raising(exc: BaseException):
+    def hook(event) -> None:
+        raise exc
+    return hook
+
+
+class _NamelessHook:
+    """A callable whose attribute lookups raise."""
+
+    def __getattribute__(self, name: str):
+        if name in ("__qualname__", "__name__"):
+            raise RuntimeError("no name")
+        return object.__getattribute__(self, name)
+
+    def __call__(self, event) -> None:
+        raise _BothRaise()
+
+
+@pytest.mark.parametrize("exc", [_StrRaises(), _ReprRaises("repr"), _BothRaise(), _StrReturnsNotAStr(),
+                                 _OwnBaseException("own"), asyncio.CancelledError(), GeneratorExit(),
+                                 _SecretMessage()], ids=type)
+def test_a_hook_whose_exception_cannot_be_printed_is_recorded_and_the_call_succeeds(exc):
+    executor = ToolExecutor(hooks=[_raising(exc)])
+    result = _run(executor.execute(lambda: "ok", "one"))
+    assert result.status == "success" and result.data == "ok"
+    assert len(executor.hook_errors) == 3  # attempt_start, attempt_end, call_end
+    error = executor.hook_errors[0]
+    assert error.exception is exc and error.error.startswith(type(exc).__name__)
+    assert len(error.error) <= 320 and not _leaks(error.error, KEY)
+
+
+def test_a_hook_whose_name_cannot_be_read_is_recorded_by_its_type():
+    executor = ToolExecutor(hooks=[_NamelessHook()])
+    assert _run(executor.execute(lambda: "ok", "one")).status == "success"
+    assert executor.hook_errors[0].hook == "_NamelessHook"
+    assert executor.hook_errors[0].error.startswith("_BothRaise: <_BothRaise 对象，无法转为文字>")
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt(), SystemExit(3)], ids=type)
+def test_ctrl_c_and_exit_from_a_hook_still_propagate(exc):
+    executor = ToolExecutor(hooks=[_raising(exc)])
+    with pytest.raises(type(exc)):
+        _run(executor.execute(lambda: "ok", "one"))
+
+
+def test_a_listener_whose_exception_cannot_be_printed_is_recorded():
+    executor = ToolExecutor()
+    executor.listeners.append(_raising(_BothRaise()))
+    assert _run(executor.execute(lambda: "ok", "one")).status == "success"
+    assert [e.kind for e in executor.hook_errors] == ["listener"]
