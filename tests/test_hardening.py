@@ -17,7 +17,7 @@ import string
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from toolkit import (SimulatedClock, Tool, ToolExecutor, ToolRegistry, format_tool_message, parse_tool_result,
+from toolkit import (HTTPStatusError, SimulatedClock, Tool, ToolExecutor, ToolRegistry, classify_error, format_tool_message, parse_tool_result,
                      redact, safe_str, shrink_json, smart_truncate, use_clock)
 from toolkit.messages import tool_content
 from toolkit.safety import detect_instructions, normalize_for_scan, redact_value
@@ -336,3 +336,41 @@ def test_a_listener_whose_exception_cannot_be_printed_is_recorded():
     executor.listeners.append(_raising(_BothRaise()))
     assert _run(executor.execute(lambda: "ok", "one")).status == "success"
     assert [e.kind for e in executor.hook_errors] == ["listener"]
+
+
+# --- Retry-After: a malformed retry-after-ms does not hide a valid Retry-After -----------------------
+
+_DATE_IN_30S = "Sat, 16 May 2026 00:00:30 GMT"
+_NOW = 1778889600.0  # 2026-05-16 00:00:00 UTC
+
+
+@pytest.mark.parametrize("ms", ["soon", "", "  ", "NaN", "inf", "-inf", "1,500", "1500ms", "0x10", "1" * 100, b"\xff"])
+@pytest.mark.parametrize("retry_after, expected", [("4", 4.0), (" 2.5 ", 2.5), (_DATE_IN_30S, 30.0)])
+def test_a_malformed_retry_after_ms_does_not_hide_a_valid_retry_after(ms, retry_after, expected):
+    from toolkit.results import parse_retry_after
+    assert parse_retry_after({"retry-after-ms": ms, "Retry-After": retry_after}, now=_NOW) == expected
+    info = classify_error(HTTPStatusError(429, "限流", headers={"retry-after-ms": ms, "retry-after": "4"}))
+    assert info.retry_after == 4.0
+
+
+@pytest.mark.parametrize("headers, expected", [
+    ({"retry-after-ms": "1500", "retry-after": "7"}, 1.5),           # a readable ms still wins
+    ({"retry-after-ms": "-20", "retry-after": "7"}, 0.0),            # ... negative is "now", not malformed
+    ({"retry-after-ms": "soon", "retry-after": "later"}, None),      # both unreadable
+    ({"retry-after": "inf"}, None), ({"retry-after": "NaN"}, None),
+    ({"retry-after": "9" * 400}, None),                              # too long to be a number of seconds
+    ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),         # a date in the past
+    ({"retry-after": b"3"}, 3.0),
+])
+def test_retry_after_forms(headers, expected):
+    from toolkit.results import parse_retry_after
+    assert parse_retry_after(headers, now=_NOW) == expected
+
+
+def test_headers_whose_get_raises_give_no_wait():
+    from toolkit.results import parse_retry_after
+
+    class Hostile(dict):
+        def get(self, *args):
+            raise RuntimeError("no headers")
+    assert parse_retry_after(Hostile(a=1)) is None

@@ -322,8 +322,8 @@ def _headers(exc: BaseException) -> Any:
 
 
 def _wait_or_none(seconds: float) -> float | None:
-    """A header's wait, never negative; None for NaN (a NaN wait would stall a clock)."""
-    return None if math.isnan(seconds) else max(seconds, 0.0)
+    """A header's wait, never negative; None for NaN or infinity (such a wait would stall a clock)."""
+    return max(seconds, 0.0) if math.isfinite(seconds) else None
 
 
 def _seconds(value: Any) -> float | None:
@@ -336,31 +336,52 @@ def _seconds(value: Any) -> float | None:
         return None
 
 
+_HEADER_CHARS = 64  # longer than any number or HTTP date a Retry-After holds: unreadable, not parsed
+
+
+def _header_text(get: Any, *names: str) -> str | None:
+    """The first of these headers that is present, as stripped text; None when absent or too long to be one."""
+    for name in names:
+        value = get(name)
+        if value is None:
+            continue
+        text = value.decode("latin-1") if isinstance(value, (bytes, bytearray)) else str(value)
+        return text.strip() if len(text) <= _HEADER_CHARS else None
+    return None
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None
+
+
 def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
     """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or HTTP date).
 
-    Returns None when absent or unreadable; never negative.
+    `retry-after-ms` wins when it is a readable number; a malformed one
+    ("soon", "NaN", "") is skipped, so a valid `Retry-After` beside it still
+    counts. Returns None when both are absent or unreadable; never negative,
+    never infinite. Never raises.
     """
     if not headers:
         return None
     try:
         get = headers.get
-    except AttributeError:
-        return None
-    try:
-        ms = get("retry-after-ms") or get("Retry-After-Ms")
-        if ms is not None:
-            return _wait_or_none(float(ms) / 1000.0)
-        value = get("retry-after") or get("Retry-After")
-        if value is None:
+        ms = _number(_header_text(get, "retry-after-ms", "Retry-After-Ms"))
+        wait = _wait_or_none(ms / 1000.0) if ms is not None else None
+        if wait is not None:
+            return wait
+        value = _header_text(get, "retry-after", "Retry-After")
+        if not value:
             return None
-        value = str(value).strip()
-        try:
-            return _wait_or_none(float(value))
-        except ValueError:
-            when = email.utils.parsedate_to_datetime(value).timestamp()
-            return max(when - (time.time() if now is None else now), 0.0)
-    except Exception:
+        seconds = _number(value)
+        if seconds is not None:
+            return _wait_or_none(seconds)
+        when = email.utils.parsedate_to_datetime(value).timestamp()
+        return _wait_or_none(when - (time.time() if now is None else now))
+    except Exception:  # headers whose get() raises, a date email.utils cannot read
         return None
 
 
