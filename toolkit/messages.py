@@ -16,7 +16,7 @@ from .parsing import dumps, fit_for_model, shrink_json
 from .results import PARTIAL, PartialResult, ToolResult, classify_error, safe_str, unwrap_envelope
 from .safety import redact_value, tool_output_warnings
 from .task_context import RESULT_MARKER, TaskContext, split_task_context, with_task_context  # noqa: F401  (re-exported)
-from .wire import WireFormat, get_format
+from .wire import WireFormat, get_format, wrap_result
 
 __all__ = ["format_tool_message", "tool_content", "TaskContext", "with_task_context",
            "split_task_context", "WireFormat"]
@@ -97,8 +97,10 @@ def format_tool_message(tool_name: str, tool_call_id: str, result: Any,
     Any format registered with toolkit.wire.register_format works the same way.
     `result` is a ToolResult; a plain value counts as success and an exception
     as a failure. Data json cannot serialize is shown as faithful text, so this
-    never raises for any result. Raises ValueError for an unknown fmt or an
-    empty tool_call_id (the model could not match the result to its call).
+    never raises for any result (a registered format whose result_message
+    fails gets an error result instead: toolkit.wire.wrap_result). Raises
+    ValueError for an unknown fmt or an empty tool_call_id (the model could
+    not match the result to its call).
     """
     if not tool_call_id or not isinstance(tool_call_id, str):
         raise ValueError(f"tool_call_id must be the non-empty id from the model's tool call, got {tool_call_id!r}")
@@ -107,4 +109,4 @@ def format_tool_message(tool_name: str, tool_call_id: str, result: Any,
     content = tool_content(res)
     if task_context is not None:
         content = with_task_context(content, task_context)
-    return wire.result_message(tool_call_id, content, res.status == "error")
+    return wrap_result(wire, tool_call_id, content, res.status == "error")
