@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolkit import SimulatedClock, TaskContext, ToolExecutor, ToolResult, format_tool_message, use_clock
+from toolkit.numbers import numbers_in_text, numbers_in_value
 from toolkit.tools import DATA_DIR_ENV, analyze_sales_csv, default_registry, get_weather, search_flights
-from toolkit.verify import AnswerCheck, check_answer, numbers_in_text, numbers_in_value
+from toolkit.verify import AnswerCheck, check_answer
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = "销售额最高的类别是显示器，销售额 4495；总销售额为 9692。其次是键盘 2985，鼠标 2212。"

@@ -31,23 +31,20 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any, Mapping
 
 from .knowledge import ToolKnowledge, all_knowledge, knowledge_for, knowledge_for_data
+from .numbers import numbers_in_text, numbers_in_value
+from .numbers import supported as _supported
 from .readback import read_tool_content, read_tool_value
 from .results import ToolResult
 
-__all__ = ["AnswerCheck", "check_answer", "numbers_in_text", "numbers_in_value", "REQUIRED_FIELDS",
-           "FAILURE_WORDS", "supported", "clauses", "ascii_digits", "NUMBER_TEXT"]
+__all__ = ["AnswerCheck", "check_answer", "REQUIRED_FIELDS", "FAILURE_WORDS"]
 
 FAILURE_WORDS = ("失败", "无法", "错误", "出错", "不能", "未能", "没能", "找不到", "未找到", "没有找到",
                  "不存在", "缺失", "异常", "有误")
-_FULLWIDTH = str.maketrans("０１２３４５６７８９．", "0123456789.")
-_NUMBER = re.compile(r"(?<![0-9.])(-?)((?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?)(?![0-9])")
 _LIST_MARKER = re.compile(r"(?m)^[ \t]*(?:[-*+][ \t]+)?[0-9]{1,2}[.、)）](?![0-9])")
-_CLAUSE = re.compile(r"[。；;！!？?\n，,]")
-NUMBER_TEXT = r"-?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?"  # one number as written, for a tool's rules
 
 
 @dataclass
@@ -67,16 +64,6 @@ class AnswerCheck:
         return "❌ 回答未通过验收：\n" + "\n".join(f"- {m}" for m in self.mismatches)
 
 
-def ascii_digits(text: str) -> str:
-    """Full-width digits and point made ASCII ("９６９２" -> "9692"): for a tool's rules."""
-    return text.translate(_FULLWIDTH)
-
-
-def clauses(answer: str) -> list[str]:
-    """The answer cut at clause marks (。；！？，and newlines), full-width digits made ASCII: for a tool's rules."""
-    return _CLAUSE.split(answer.translate(_FULLWIDTH))
-
-
 def __getattr__(name: str) -> Any:
     if name == "REQUIRED_FIELDS":  # kept for code written before ToolKnowledge: every tool's required fields
         return {key: label for known in all_knowledge().values() for key, label in known.required.items()}
@@ -89,53 +76,6 @@ def _plain(value: Decimal) -> int | float:
 
 def _show(value: Decimal) -> str:
     return str(_plain(value))
-
-
-def numbers_in_text(text: str) -> list[Decimal]:
-    """Arabic numbers in `text`, in order (full-width digits and 9,692-style separators understood)."""
-    text = text.translate(_FULLWIDTH)
-    return [Decimal(sign + digits.replace(",", "")) for sign, digits in _NUMBER.findall(text)]
-
-
-def numbers_in_value(value: Any, _depth: int = 0) -> set[Decimal]:
-    """Every number in a JSON-like value: numeric values, and digits in its strings and keys."""
-    found: set[Decimal] = set()
-    if _depth > 50:
-        return found
-    if isinstance(value, bool) or value is None:
-        return found
-    if isinstance(value, (int, float, Decimal)):
-        try:
-            number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-        except (InvalidOperation, ValueError):
-            return found
-        return {number} if number.is_finite() else found
-    if isinstance(value, str):
-        return set(numbers_in_text(value))
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            found |= numbers_in_value(key, _depth + 1) | numbers_in_value(item, _depth + 1)
-        return found
-    if isinstance(value, (list, tuple, set, frozenset)):
-        for item in value:
-            found |= numbers_in_value(item, _depth + 1)
-    return found
-
-
-def _supported(number: Decimal, allowed: set[Decimal]) -> bool:
-    if number in allowed or (number >= 0 and -number in allowed):
-        return True
-    places = -number.as_tuple().exponent
-    if not isinstance(places, int) or places <= 0:
-        return False
-    step = Decimal(1).scaleb(-places)
-    for candidate in allowed:
-        try:
-            if abs(candidate).quantize(step, rounding=ROUND_HALF_UP) == abs(number):
-                return True
-        except InvalidOperation:
-            continue
-    return False
 
 
 @dataclass
@@ -190,11 +130,6 @@ def _rules(answer: str, data: Any, knowledge: ToolKnowledge) -> list[str]:
         except Exception as exc:
             problems.append(f"答案规则 {getattr(rule, '__name__', '?')} 出错：{type(exc).__name__}")
     return problems
-
-
-def supported(number: Decimal, allowed: set[Decimal]) -> bool:
-    """Whether `number` is one of `allowed` (or its rounding, or a sign-dropped negative): rule 1."""
-    return _supported(number, allowed)
 
 
 def check_answer(answer: str, tool_result: Any, *more_results: Any, question: str | None = None,

@@ -23,7 +23,7 @@ from decimal import Decimal
 from typing import Any, Callable
 
 from ..knowledge import ToolKnowledge
-from ..verify import NUMBER_TEXT, ascii_digits, clauses, supported
+from ..numbers import NUMBER_TEXT, ascii_digits, clauses, supported
 from ._files import envelope, error_envelope, find_input
 
 __all__ = ["analyze_sales_csv", "REQUIRED_COLUMNS", "CURRENCY_NOTE", "SALES_KNOWLEDGE"]
