@@ -62,9 +62,24 @@ PATTERNS: dict[str, str] = {
     "toolkit.task_context._FINE_WORDS": "scan",
     "toolkit.task_context._STEP_TRIM": "scan",
     "toolkit.task_context: (\\d+)/(\\d+)": "fullmatch",   # TaskContext.parse, one field
-    "toolkit.verify._NUMBER": "scan",
     "toolkit.verify._LIST_MARKER": "scan",
-    "toolkit.verify._CLAUSE": "scan",
+    "toolkit.numbers._NUMBER": "scan",
+    "toolkit.numbers._CLAUSE": "scan",
+    "toolkit.claims._CLAUSE_END": "scan",
+    "toolkit.claims._NUMBER": "scan",
+    "toolkit.claims._CHINESE_NUMBER": "scan",
+    "toolkit.claims._COUNT_AFTER": "match",             # right after a number
+    "toolkit.claims._TOTAL_WORD": "scan",
+    "toolkit.claims._RELATION": "scan",
+    "toolkit.claims._RELATION_AFTER": "match",          # right after a number
+    "toolkit.claims._RANGE": "match",                   # right after a number
+    "toolkit.claims._COPULA": "fullmatch",              # the gap between a number and a total word
+    "toolkit.claims._RANK_WORD": "scan",
+    "toolkit.claims._NEGATION": "scan",
+    "toolkit.claims._LINK": "fullmatch",                # the gap between a rank word and a name
+    "toolkit.claims._THAN": "fullmatch",                # the gap between two names
+    "toolkit.claims._AFTER_THAN": "match",              # right after a name
+    "toolkit.claims._VERB": "fullmatch",                # the gap between two names
     "toolkit.parsing._SENTENCE_END": "scan",
     "toolkit.parsing._TOKEN_CHAR": "match",              # _secret_around: one character at a position
     "toolkit.parsing._TOKEN_RUN": "match",               # _secret_around: from a position, bounded by _RUN_REACH
@@ -76,7 +91,6 @@ PATTERNS: dict[str, str] = {
     "toolkit.llm.offline.planning: [a-z]{2,}": "scan",
     "toolkit.tools.sales._UNSIGNED": "fullmatch",        # one CSV cell
     "toolkit.tools.sales._NEGATIVE": "fullmatch",        # one CSV cell
-    "toolkit.tools.sales._TOTAL": "scan",
     "toolkit.tools.travel._DATE": "fullmatch",           # a date argument
     "toolkit.viz: \\n\\n…（已省略 (\\d+) 字符）…\\n\\n": "scan",
     "toolkit.check._ex01._SPLIT": "scan",
