@@ -12,6 +12,7 @@ import io
 import json
 import os
 import random
+import re
 import string
 
 import pytest
@@ -374,3 +375,29 @@ def test_headers_whose_get_raises_give_no_wait():
         def get(self, *args):
             raise RuntimeError("no headers")
     assert parse_retry_after(Hostile(a=1)) is None
+
+
+# --- a budget too small for the truncation marker: what it gives ------------------------------------------
+
+_MARKER = re.compile(r"\n\n…（已省略 (\d+) 字符）…\n\n")
+
+
+@pytest.mark.parametrize("value", ["x" * 5000, "hello world. " * 500, "中文" * 3000, "销售额最高的是显示器。\n" * 500,
+                                   {"rows": [{"a": i} for i in range(500)]}, {"body": "长" * 5000}],
+                         ids=["ascii", "words", "chinese", "chinese-lines", "json-rows", "json-chinese"])
+@pytest.mark.parametrize("max_tokens", [1, 2, 5, 10, 12, 15, 20, 30])
+def test_a_tiny_budget_gives_at_most_the_marker_and_says_what_was_left_out(value, max_tokens):
+    """Documented in parse_tool_result: under about 15 tokens the marker alone, never more than 15 tokens."""
+    from toolkit.parsing import estimate_tokens
+    out = parse_tool_result(value, max_tokens=max_tokens)
+    assert estimate_tokens(out) <= max(max_tokens, 15)
+    marker = _MARKER.fullmatch(out)
+    if marker is not None and isinstance(value, str):  # nothing kept: every character is counted as left out
+        assert int(marker.group(1)) == len(value)
+
+
+@pytest.mark.parametrize("value, enough", [("x" * 5000, 15), ("hello world. " * 500, 15), ("中文" * 3000, 40),
+                                           ("销售额最高的是显示器。\n" * 500, 40)])
+def test_content_survives_from_the_documented_budget(value, enough):
+    out = parse_tool_result(value, max_tokens=enough)
+    assert _MARKER.fullmatch(out) is None and out.startswith(value[:2])
