@@ -53,7 +53,7 @@ def test_the_seeds_expected_answer_passes(sales):
     assert isinstance(check, AnswerCheck)
     assert check.ok and check.mismatches == [] and not check.tool_failed
     assert check.numbers_in_answer == [4495, 9692, 2985, 2212]
-    assert check.report().startswith("✅")
+    assert check.report().startswith("✔ 回答通过验收")
 
 
 @pytest.mark.parametrize("answer", [

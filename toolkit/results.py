@@ -190,6 +190,7 @@ _TOKEN = r"[A-Za-z0-9_\-\.=+/~]"
 _SECRET_NAMES = (r"(?:api[_-]?key|apikey|access[_-]?key(?:[_-]?id)?|secret[_-]?(?:access[_-]?)?key|client[_-]?secret|"
                  r"(?:access|refresh|auth|id|session)[_-]?token|token|secret|passw(?:or)?d|pwd|authorization|"
                  r"credentials?|private[_-]?key|cookie|x-api-key|密码|密钥|口令|令牌)")
+_SCHEMES = r"(?:bearer|basic|token|digest)"
 _SECRET_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     # provider-shaped keys, wherever they stand
     (re.compile(r"sk-[A-Za-z0-9_\-]{8,}"), "sk-***"),
@@ -197,10 +198,11 @@ _SECRET_PATTERNS: list[tuple[re.Pattern[str], str]] = [
                 r"xox[abprs]-[A-Za-z0-9\-]{10,}|AKIA[0-9A-Z]{16}|glpat-[A-Za-z0-9_\-]{16,}|hf_[A-Za-z0-9]{20,}|"
                 r"eyJ(?:[A-Za-z0-9_]|-(?!eyJ)){8,}+\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{4,})"), "***"),
     # name = value (JSON, env, headers, query strings); the value may start with an auth scheme
+    # (the value is never a scheme word itself: in "Bearer Bearer <key>" the key is the secret)
     (re.compile(rf"(?i)((?<![A-Za-z]){_SECRET_NAMES}\\?[\"']?\s*[:=：]\s*\\?[\"']?)"
-                r"(?:(?:bearer|basic|token|digest)\s+)?[^\s\"'\\,;}&]{4,}"), r"\1***"),
+                rf"(?:{_SCHEMES}\s+)?(?!{_SCHEMES}\b)[^\s\"'\\,;}}&]{{4,}}"), r"\1***"),
     # an auth scheme and its token
-    (re.compile(rf"(?i)\b((?:bearer|basic|digest)\s+){_TOKEN}{{6,}}"), r"\1***"),
+    (re.compile(rf"(?i)\b((?:bearer|basic|digest)\s+)(?!{_SCHEMES}\b){_TOKEN}{{6,}}"), r"\1***"),
     # credentials in a URL: user:password@host, and ?key=... / &sig=... in the query
     (re.compile(r"(?i)((?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]*://[^\s/@:\"'\\]+:)[^\s/@\"'\\]+(@)"), r"\1***\2"),
     (re.compile(r"(?i)([?&](?:[\w.\-]*(?:key|sig|signature|token|secret|password|credential)|code|auth)=)"

@@ -70,8 +70,8 @@ class AnswerCheck:
     def report(self) -> str:
         """A short Chinese verdict for a notebook cell."""
         if self.ok:
-            return f"✅ 回答通过验收（检查了 {len(self.numbers_in_answer)} 个数字）"
-        return "❌ 回答未通过验收：\n" + "\n".join(f"- {m}" for m in self.mismatches)
+            return f"✔ 回答通过验收（检查了 {len(self.numbers_in_answer)} 个数字）"
+        return "✘ 回答未通过验收：\n" + "\n".join(f"- {m}" for m in self.mismatches)
 
 
 def __getattr__(name: str) -> Any:
