@@ -45,14 +45,14 @@ KEEP = 2                  # shapes per pattern (or function) timed at the real s
 # "scan": search / finditer / sub / split / findall, i.e. tried from every position (the hard case);
 # "match" / "fullmatch": anchored at the start, as the code calls it (said where).
 PATTERNS: dict[str, str] = {
-    "toolkit.results._SECRET_PATTERNS[0]": "scan",
-    "toolkit.results._SECRET_PATTERNS[1]": "scan",
-    "toolkit.results._SECRET_PATTERNS[2]": "scan",
-    "toolkit.results._SECRET_PATTERNS[3]": "scan",
-    "toolkit.results._SECRET_PATTERNS[4]": "scan",
-    "toolkit.results._SECRET_PATTERNS[5]": "scan",
-    "toolkit.results._SECRET_HINT": "scan",
-    "toolkit.results.SECRET_FIELD": "match",            # safety._secret_field: SECRET_FIELD.match(name)
+    "toolkit.redaction._SECRET_PATTERNS[0]": "scan",
+    "toolkit.redaction._SECRET_PATTERNS[1]": "scan",
+    "toolkit.redaction._SECRET_PATTERNS[2]": "scan",
+    "toolkit.redaction._SECRET_PATTERNS[3]": "scan",
+    "toolkit.redaction._SECRET_PATTERNS[4]": "scan",
+    "toolkit.redaction._SECRET_PATTERNS[5]": "scan",
+    "toolkit.redaction._SECRET_HINT": "scan",
+    "toolkit.redaction.SECRET_FIELD": "match",            # safety._secret_field: SECRET_FIELD.match(name)
     **{f"toolkit.safety.INJECTION_PATTERNS[{i}]": "scan" for i in range(10)},
     "toolkit.safety._CJK_GAP": "scan",
     "toolkit.safety._SPREAD_LETTERS": "scan",

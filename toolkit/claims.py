@@ -148,6 +148,7 @@ _FILLER = ("的", "类别", "品类", "类", "销售额", "销售", "金额", "�
 _NEAR = 12  # characters a total word may stand from its number
 _SUBJECT_REACH = 40  # characters before a total word where the names it totals may stand
 
+
 @dataclass(frozen=True)
 class TotalClaim:
     """A clause claims that the total (of `names`, or of everything when empty) stands in `relation` to `value`.
@@ -249,12 +250,13 @@ def holds(relation: str, actual: Decimal, value: Written, upper: Written | None 
 
 # --- the top or bottom item ---------------------------------------------------------------------------------
 
-_RANK_WORD = re.compile(r"(最高|最多|最大|最好|最畅销|卖得最好|排名第一|第一(?![季次天周月年步个条行])|居首|之首|榜首|冠军|首位|领先)|"
+_RANK_WORD = re.compile(r"(最高|最多|最大|最好|最畅销|卖得最好|排名第一|第一(?![季次天周月年步个条行])|居首|之首|榜首|冠军|首位)|"
                         r"(最低|最少|最小|最差|垫底|末位|倒数第一|最后一名)")
-_NEGATION = re.compile(r"并不是|不是|并非|而非|而不是|绝非|不算|算不上|并没有|没有")
-_NEGATORS = ("并不是", "不是", "并非", "而非", "而不是", "绝非", "不算", "算不上", "并没有", "没有")
+_NEGATORS = ("并不是", "而不是", "不是", "并非", "而非", "绝非", "不算", "算不上", "并没有", "没有")
+_NEGATION = re.compile("|".join(_NEGATORS))
 _LINK = re.compile(r"(?:的|类别|品类|销售额|销售|是|为|当属|要数|属于|[ \t:：])*+")
 _LINK_REACH = 12  # characters between a rank word and the name it introduces ("最高的类别是显示器")
+
 
 @dataclass(frozen=True)
 class RankClaim:
