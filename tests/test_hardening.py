@@ -401,3 +401,17 @@ def test_a_tiny_budget_gives_at_most_the_marker_and_says_what_was_left_out(value
 def test_content_survives_from_the_documented_budget(value, enough):
     out = parse_tool_result(value, max_tokens=enough)
     assert _MARKER.fullmatch(out) is None and out.startswith(value[:2])
+
+
+# --- the step splitter on long runs: same steps as before, in linear time ------------------------------------
+
+@pytest.mark.parametrize("question, steps", [
+    ("查天气" + " " * 20_000 + "然后查航班", ["查天气", "查航班"]),
+    ("查天气，" + "\u3000" * 5_000 + "再查航班" + " " * 5_000, ["查天气", "查航班"]),
+    (" " * 20_000 + "x", ["x"]),
+    ("a  然后 b", ["a", "b"]),
+    ("再再再" * 1_000 + "查天气", ["查天气"]),
+])
+def test_split_steps_on_long_runs_gives_the_same_steps(question, steps):
+    from toolkit.task_context import split_steps
+    assert split_steps(question) == steps

@@ -380,3 +380,15 @@ def test_request_timeout_must_be_a_positive_number(value):
 
 def test_the_default_limit_is_ten_seconds_per_request():
     assert OfflineServer().request_timeout == 10.0
+
+
+def test_a_body_shorter_than_its_content_length_is_a_400_saying_so():
+    head = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
+    with OfflineServer(request_timeout=5.0) as srv:
+        with socket.create_connection(("127.0.0.1", srv._httpd.server_address[1]), timeout=10) as conn:
+            conn.sendall(head + b'{"model": 1}')
+            conn.shutdown(socket.SHUT_WR)  # the client is done: 12 bytes of the 100 it announced
+            answer = b""
+            while chunk := conn.recv(65536):
+                answer += chunk
+    assert answer.startswith(b"HTTP/1.0 400") and b"invalid_length" in answer
