@@ -204,15 +204,15 @@ def _returns_a_list_for_some_ids(call_id, content, is_error):
                                                                     "is_error": is_error}
 
 
-@pytest.mark.parametrize("result_message, result", [
-    (_fails_on_long_content, ToolResult("t", "很长的结果" * 400)),
-    (_returns_a_list_for_some_ids, ToolResult("t", "ok")),
+@pytest.mark.parametrize("result_message, data", [  # data, not ToolResults: no module-level ToolResult stays alive
+    (_fails_on_long_content, "很长的结果" * 400),
+    (_returns_a_list_for_some_ids, "ok"),
 ])
-def test_a_format_that_fails_on_one_result_gives_an_error_result_in_its_own_shape(result_message, result,
+def test_a_format_that_fails_on_one_result_gives_an_error_result_in_its_own_shape(result_message, data,
                                                                                   restore_formats):
     from toolkit.readback import read_tool_content
     fmt = register_format(_format(result_message=result_message))
-    message = format_tool_message("t", "call_9", result, fmt=fmt.name)
+    message = format_tool_message("t", "call_9", ToolResult("t", data), fmt=fmt.name)
     assert message["id"] == "call_9" and message["is_error"] is True
     reading = read_tool_content(message["content"])
     assert reading.failed and reading.error_code == "PLUGIN_ERROR" and "my_format" in reading.error
