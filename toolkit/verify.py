@@ -43,11 +43,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Mapping
 
+from .claims import written_numbers
 from .knowledge import ToolKnowledge, all_knowledge, knowledge_for, knowledge_for_data
 from .numbers import numbers_in_text, numbers_in_value
 from .numbers import supported as _supported
 from .readback import read_tool_content, read_tool_value
-from .claims import written_numbers
 from .results import ToolResult, safe_str
 
 __all__ = ["AnswerCheck", "check_answer", "REQUIRED_FIELDS", "FAILURE_WORDS"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import operator
 import re
 from decimal import Decimal
 from typing import Any, Callable
@@ -169,6 +170,7 @@ def _summarize(rows: list[tuple[int, str, int, int]]) -> dict:
 # --- what the rest of the toolkit learns from this tool (toolkit.knowledge) -------------------
 
 _RELATION_WORDS = {"!=": "不是", ">": "超过", ">=": "不少于", "<": "不到", "<=": "不超过", "~": "约为"}
+_COMPARED = {">": (operator.gt, "高于"), ">=": (operator.ge, "不低于"), "<": (operator.lt, "低于"), "<=": (operator.le, "不高于")}
 
 
 def _sales(data: dict) -> dict[str, Decimal]:
@@ -224,11 +226,8 @@ def wrong_totals(answer: str, data: dict) -> list[str]:
 def wrong_comparisons(answer: str, data: dict) -> list[str]:
     """One category said to be above or below another against the data ("键盘比显示器高")."""
     sales = _sales(data)
-    words = {">": "高于", ">=": "不低于", "<": "低于", "<=": "不高于"}
-    return [f"回答说「{c.first}」的销售额{words[c.relation]}「{c.second}」，工具结果是 {sales[c.first]} 与 {sales[c.second]}"
-            for c in comparison_claims(answer, sales)
-            if not {">": sales[c.first] > sales[c.second], ">=": sales[c.first] >= sales[c.second],
-                    "<": sales[c.first] < sales[c.second], "<=": sales[c.first] <= sales[c.second]}[c.relation]]
+    return [f"回答说「{c.first}」的销售额{_COMPARED[c.relation][1]}「{c.second}」，工具结果是 {sales[c.first]} 与 {sales[c.second]}"
+            for c in comparison_claims(answer, sales) if not _COMPARED[c.relation][0](sales[c.first], sales[c.second])]
 
 
 def _ranking(category_sales: Any) -> list[tuple[str, Any]]:
