@@ -26,7 +26,7 @@ from ._player import TIME_LIMIT, Pool, judge, not_run
 
 CELL_TIMEOUT = 60.0  # real seconds per cell; the exercises' cells take well under one
 NOTEBOOK_NAME = re.compile(r"(?:ex|sol)(\d\d)_[a-z0-9_]+\.ipynb")
-CHECK_CELL = re.compile(r"^\s*check\(", re.M)
+CHECK_CELL = re.compile(r"^[^\S\n]*check\(", re.M)  # [^\S\n]: the indent stays on its line (linear on blank lines)
 
 
 @dataclass
