@@ -1,4 +1,7 @@
-"""Every chapter is a lesson of the same shape: goals, time, a summary, its exercise; prose renders as prose."""
+"""Every chapter is a lesson of the same shape (STYLE.md): goals and time; the piece built in the chapter, then
+plugged into the road, then the toolkit's version; questions asked before they are answered, each answer
+checked by a test; links into the toolkit's source that point at what they name; a summary, the exercise, a
+link to the next chapter; prose renders as prose and what a student reads is Chinese."""
 from __future__ import annotations
 
 import json
@@ -57,3 +60,152 @@ def test_a_notebook_has_its_kernelspec_and_mostly_chinese_prose(path):
 def test_no_timestamps_are_stored_in_cell_metadata(path):
     """Timing metadata would change on every re-execution: diffs full of noise, nothing learned."""
     assert not any("execution" in c.get("metadata", {}) for c in _cells(path))
+
+
+# --- the chapter form: build, plug in, then import ---------------------------------------------------
+
+ANSWERS = ROOT / "tests" / "answers"
+# What chapters 01-07 build: the definition of the student's version, the plug-in point it goes into, and the
+# toolkit name imported only after both (a regular expression each, searched in the chapter's code cells).
+PIECES = {
+    "01": (r"^def parse_tool_result\(", r"\bparse=", r"from toolkit import .*\bparse_tool_result\b"),
+    "02": (r"^def smart_truncate\(", r"\btruncate=", r"from toolkit import .*\bsmart_truncate\b"),
+    "03": (r"^(async )?def call_tool_with_retry\(", r"\bretry=", r"from toolkit import .*\bcall_tool_with_retry\b"),
+    "04": (r"^def format_tool_message\(", r"\bformat_message=", r"from toolkit import .*\bformat_tool_message\b"),
+    "05": (r"^def evaluate_tool_result\(", r"\bevaluate=", r"from toolkit import .*\bevaluate_tool_result\b"),
+}
+QUESTION = re.compile(r"\*\*想一想 (\d+)：\*\*")
+SOURCE_LINK = re.compile(r"\[([^\]]*)\]\(\.\./(toolkit/[^)#\s]+\.py)(?:#L(\d+)(?:-L(\d+))?)?\)")
+PICTURES = {"04": "```mermaid", "05": "```mermaid", "07": "```mermaid"}
+STUDENT_NOTEBOOKS = sorted([*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "exercises").glob("*.ipynb"),
+                            *(ROOT / "solutions").glob("*.ipynb")])
+
+
+def _code(path: Path) -> list[str]:
+    return ["".join(c["source"]) for c in _cells(path) if c["cell_type"] == "code"]
+
+
+def _first_line(cells: list[str], pattern: str) -> int | None:
+    """Index of the first code cell with a line matching `pattern`, or None."""
+    rx = re.compile(pattern, re.M)
+    return next((i for i, source in enumerate(cells) if rx.search(source)), None)
+
+
+@pytest.mark.parametrize("number", sorted(PIECES))
+def test_a_chapter_builds_its_piece_plugs_it_in_and_only_then_imports_the_toolkits(number):
+    [path] = (ROOT / "notebooks").glob(f"{number}_*.ipynb")
+    cells = _code(path)
+    built, plugged, imported = (_first_line(cells, p) for p in PIECES[number])
+    assert built is not None, f"{path.name}: the chapter writes its own version ({PIECES[number][0]})"
+    assert plugged is not None and plugged >= built, f"{path.name}: it plugs its version into the road"
+    assert imported is None or imported > plugged, f"{path.name}: the toolkit's version comes after the student's"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_a_chapter_asks_at_least_three_questions_each_before_the_cell_that_answers_it(path):
+    cells = _cells(path)
+    numbers = []
+    for i, cell in enumerate(cells):
+        text = "".join(cell["source"])
+        if cell["cell_type"] != "markdown" or not QUESTION.search(text):
+            continue
+        numbers += [int(n) for n in QUESTION.findall(text)]
+        assert "<details>" in text and "<summary>" in text and "</details>" in text, (
+            f"{path.name}: the answer to 想一想 {numbers[-1]} opens on demand (<details>)")
+        assert text.index("<details>") > QUESTION.search(text).start()
+        assert i + 1 < len(cells) and cells[i + 1]["cell_type"] == "code", (
+            f"{path.name}: 想一想 {numbers[-1]} comes right before the cell that answers it (predict, then run)")
+    assert len(numbers) >= 3, f"{path.name}: {len(numbers)} self-check questions; a chapter asks at least three"
+    assert numbers == list(range(1, len(numbers) + 1)), f"{path.name}: questions numbered 1, 2, 3, …: {numbers}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_answer_a_chapter_gives_is_checked_by_a_test(path):
+    """tests/answers/test_chNN_answers.py holds test_qN_… for each 想一想 N: the answer is true of the code."""
+    count = sum(len(QUESTION.findall("".join(c["source"]))) for c in _cells(path) if c["cell_type"] == "markdown")
+    tests = ANSWERS / f"test_ch{path.name[:2]}_answers.py"
+    assert tests.exists(), f"{tests.relative_to(ROOT)} checks the answers of {path.name}"
+    names = set(re.findall(r"^def (test_q(\d+)_\w+)\(", tests.read_text(encoding="utf-8"), re.M))
+    for n in range(1, count + 1):
+        assert any(int(q) == n for _, q in names), f"{tests.name}: no test_q{n}_… for 想一想 {n}"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_links_into_the_toolkit_point_at_what_they_name(path):
+    for text, target, start, end in SOURCE_LINK.findall(_markdown(path)):
+        file = ROOT / target
+        assert file.is_file(), f"{path.name}: link to a missing file {target}"
+        if not start:
+            continue
+        lines = file.read_text(encoding="utf-8").splitlines()
+        first, last = int(start), int(end or start)
+        assert 1 <= first <= last <= len(lines), f"{path.name}: {target}#L{start}-L{end} is outside the file"
+        for name in re.findall(r"`([A-Za-z_][A-Za-z_0-9.]*)`", text):
+            short = name.rsplit(".", 1)[-1]
+            shown = "\n".join(lines[first - 1:last])
+            assert re.search(rf"^\s*(async def|def|class) {short}\b|^\s*{short}\s*[:=]", shown, re.M), (
+                f"{path.name}: [{text}] points at {target} lines {first}-{last}, which do not define {short}")
+
+
+def _last_chapter() -> Path:
+    return [p for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) if p.name[:2] != "09"][-1]
+
+
+@pytest.mark.parametrize("path", [p for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+                                  if p.name[:2] != "09" and p != _last_chapter()], ids=lambda p: p.stem)
+def test_a_chapter_ends_with_a_link_to_the_next_one(path):
+    """The instructor demo (09) and the course's last chapter have no next chapter; every other one links it."""
+    tail = "\n".join("".join(c["source"]) for c in _cells(path)[-3:] if c["cell_type"] == "markdown")
+    link = re.search(r"下一章[^\n]*?\]\(([^)]+\.ipynb)\)", tail)
+    assert link, f"{path.name}: ends with 下一章 as a link to the next notebook"
+    assert (path.parent / link.group(1)).resolve().is_file(), link.group(1)
+
+
+@pytest.mark.parametrize("number", sorted(PIECES))
+def test_a_chapter_shows_what_the_toolkits_version_adds_with_links_to_its_lines(number):
+    [path] = (ROOT / "notebooks").glob(f"{number}_*.ipynb")
+    anchored = [m for m in SOURCE_LINK.findall(_markdown(path)) if m[2]]
+    assert anchored, f"{path.name}: links to the lines of the toolkit's version ([`name`](../toolkit/….py#L10-L40))"
+
+
+def test_chapter_00_states_the_prerequisites_and_explains_await_in_a_notebook():
+    text = _markdown(ROOT / "notebooks" / "00_overview.ipynb")
+    assert "前置" in text, "what a student needs before starting"
+    assert "async" in text and "await" in text, "a short primer on async/await and top-level await in a notebook"
+
+
+@pytest.mark.parametrize("number", sorted(PICTURES))
+def test_chapters_that_explain_a_flow_draw_it(number):
+    [path] = (ROOT / "notebooks").glob(f"{number}_*.ipynb")
+    assert PICTURES[number] in _markdown(path), f"{path.name}: a picture of the flow ({PICTURES[number]})"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_a_chapter_fits_a_lesson_and_the_syllabus_says_how_long(path):
+    first = "".join(_cells(path)[0]["source"])
+    minutes = int(re.search(r"用时\**[：:]\s*约\s*(\d+)\s*分钟", first).group(1))
+    assert minutes <= 45, f"{path.name}: {minutes} minutes; a chapter fits a lesson of 45"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    syllabus = (ROOT / "notebooks" / "README.md").read_text(encoding="utf-8")
+    assert re.search(rf"\(notebooks/{re.escape(path.name)}\)[^\n]*\| {minutes} min \|", readme), path.name
+    assert re.search(rf"\({re.escape(path.name)}\)[^\n]*\| {minutes} 分钟 \|", syllabus), path.name
+
+
+def _mostly_english(text: str) -> bool:
+    letters, chinese = len(re.findall(r"[A-Za-z]", text)), len(re.findall(r"[\u4e00-\u9fff]", text))
+    return letters >= 12 and letters > 3 * chinese
+
+
+@pytest.mark.parametrize("path", STUDENT_NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_comments_and_docstrings_a_student_reads_are_chinese(path):
+    """Code comments and docstrings in the students' notebooks are Chinese (toolkit/ source stays English)."""
+    english = []
+    for source in _code(path):
+        for line in source.splitlines():
+            stripped = line.strip()
+            if stripped.startswith("#") and "NBVAL" not in stripped and _mostly_english(stripped):
+                english.append(stripped)
+        for doc in re.findall(r'"""(.*?)"""', source, re.S):
+            if _mostly_english(doc):
+                english.append(doc.strip().splitlines()[0])
+    assert not english, f"{path.name}: English a student reads: {english[:3]}"
