@@ -167,6 +167,19 @@ def test_explicit_exercise_number_overrides_the_name() -> None:
     assert run_checks(my_cut, exercise=2).ok
 
 
+def test_an_exception_that_cannot_be_printed_is_still_the_students() -> None:
+    class Unprintable(Exception):
+        def __str__(self):
+            raise RuntimeError("no text")
+
+    def truncate_head_tail(text, max_chars):
+        raise Unprintable()
+
+    report = run_checks(truncate_head_tail)
+    row = report.result("keeps_tail")
+    assert not row.passed and "Unprintable" in row.reason and "检查器" not in row.reason
+
+
 def test_check_with_only_runs_those_checks_and_names_an_unknown_id(capsys: pytest.CaptureFixture) -> None:
     def head_only(text, max_chars):
         return text[:max_chars]

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Awaitable, Callable
 
 from ..clock import SimulatedClock, use_clock
+from ..redaction import safe_str
 from ._plain import Foreign, describe
 
 __all__ = ["Check", "CheckResult", "Exercise", "Fail", "CheckerError", "Raised", "Hang", "Crashed", "Report",
@@ -305,7 +306,8 @@ async def play(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         raise
     except BaseException as exc:
         names = [k.__name__ for k in type(exc).__mro__ if k not in (object, BaseException)]
-        raise Raised(names or ["BaseException"], str(exc)[:500]) from None
+        # safe_str: an exception whose __str__ raises is still the student's, never the checker's bug
+        raise Raised(names or ["BaseException"], safe_str(exc, 500)) from None
 
 
 def simulate(make: Callable[[SimulatedClock], Awaitable[Any]], seed: int = 0) -> tuple[Any, SimulatedClock]:
