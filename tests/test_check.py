@@ -168,15 +168,15 @@ def test_explicit_exercise_number_overrides_the_name() -> None:
 
 
 def test_an_exception_that_cannot_be_printed_is_still_the_students() -> None:
+    """In a probe (the student's function run against scripted tools), not only in a plain call."""
     class Unprintable(Exception):
         def __str__(self):
             raise RuntimeError("no text")
 
-    def truncate_head_tail(text, max_chars):
+    async def retry_with_deadline(tool_fn, *args, **kwargs):
         raise Unprintable()
 
-    report = run_checks(truncate_head_tail)
-    row = report.result("keeps_tail")
+    row = run_checks(retry_with_deadline, "03").result("success_returns_pair")
     assert not row.passed and "Unprintable" in row.reason and "检查器" not in row.reason
 
 
