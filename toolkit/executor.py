@@ -277,8 +277,8 @@ class ToolExecutor:
     def _emit(self, event: ToolEvent) -> None:
         errors: list[HookError] = []
         call_hooks(self.hooks, event, errors, event.kind)
-        for error in errors:  # the traceback stays, its frames' locals go: they hold the event and its result
-            traceback.clear_frames(error.exception.__traceback__)
+        for error in errors:
+            _release_frames(error.exception)
         self.hook_errors.extend(errors)
 
     def _finish(self, result: ToolResult) -> ToolResult:
@@ -400,6 +400,16 @@ class ToolExecutor:
     def reset(self) -> None:
         """Forget history, kept outputs and statistics."""
         self.records.reset()
+
+
+def _release_frames(exc: BaseException) -> None:
+    """Keep a hook's traceback as text (a note, shown wherever the exception is printed) and let its frames go:
+    a frame holds its caller's, up to the event and the ToolResult with its full output, which a kept
+    traceback would keep alive past the history's byte budget."""
+    tb = exc.__traceback__
+    if tb is not None:
+        exc.add_note("Traceback of the hook (kept as text):\n" + "".join(traceback.format_tb(tb.tb_next or tb)).rstrip())
+        exc.__traceback__ = None
 
 
 def _args_summary(args: tuple, kwargs: dict) -> str:

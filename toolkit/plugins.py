@@ -29,7 +29,7 @@ from .safety import redact_value, tool_output_warnings
 from .shrink import dumps, shrink_json
 
 __all__ = ["ParseFn", "TruncateFn", "RetryFn", "PluginError", "apply_parse", "apply_truncate", "run_retry_plugin",
-           "own_failure", "cancelled_from_outside", "plugin_message", "MESSAGE_FIELDS_CHARS"]
+           "own_failure", "cancelled_from_outside", "is_awaitable", "plugin_message", "MESSAGE_FIELDS_CHARS"]
 
 MESSAGE_FIELDS_CHARS = 2000  # a plug-in's tool message may hold the result's budget plus this much around it
 
@@ -74,13 +74,21 @@ def _raised(plugin: str, exc: BaseException) -> PluginError:
     return PluginError(plugin, wording.plugin_failed(plugin, f"{type(exc).__name__}: {safe_str(exc, 200)}"))
 
 
-def _wrong(plugin: str, expected: str, got: Any) -> PluginError:
+def is_awaitable(value: Any) -> bool:
+    """inspect.isawaitable that never raises (a value whose __class__ raises is not awaitable)."""
     try:
-        awaitable = inspect.isawaitable(got)
+        return inspect.isawaitable(value)
+    except Exception:
+        return False
+
+
+def _wrong(plugin: str, expected: str, got: Any) -> PluginError:
+    awaitable = is_awaitable(got)
+    try:
         if awaitable and callable(close := getattr(got, "close", None)):
             close()  # no "coroutine was never awaited" warning
-    except Exception:  # a value whose __class__ raises is no coroutine
-        awaitable = False
+    except Exception:
+        pass
     got_text = "未等待的协程（缺少 await）" if awaitable else type_name(got)
     return PluginError(plugin, wording.plugin_wrong_type(plugin, expected, got_text))
 

@@ -29,7 +29,6 @@ budget, with warnings for instruction-like text.
 """
 from __future__ import annotations
 
-import inspect
 import json
 from dataclasses import replace
 from typing import Any, Callable, Sequence
@@ -38,7 +37,7 @@ from ..clock import get_clock
 from ..decisions import evaluate_tool_result
 from ..executor import ToolExecutor
 from ..messages import format_tool_message
-from ..plugins import MESSAGE_FIELDS_CHARS, own_failure, plugin_message
+from ..plugins import MESSAGE_FIELDS_CHARS, is_awaitable, own_failure, plugin_message
 from ..registry import ToolRegistry
 from ..results import FATAL, RETRYABLE, ErrorCode, ToolResult, redact, safe_str
 from ..safety import redact_value
@@ -158,7 +157,7 @@ class _EmptyReply(Exception):
 def _call(plugin: Callable[..., Any], *args: Any) -> Any:
     """plugin(*args); an async plug-in's awaitable is awaited (run_sync: inside Jupyter's loop too)."""
     value = plugin(*args)
-    if inspect.isawaitable(value):
+    if is_awaitable(value):
         value = run_sync(_awaited(value))
     return value
 
