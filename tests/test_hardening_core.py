@@ -601,3 +601,27 @@ def test_hook_errors_do_not_hold_on_to_released_outputs():
     for error in executor.hook_errors:  # the traceback is kept as text, where the hook raised
         assert error.exception.__traceback__ is None and "broken_chart" in error.exception.__notes__[0]
         assert 'raise ValueError("图表坏了")' in error.exception.__notes__[0]
+
+
+def test_the_circuit_breaker_forgets_old_counts_not_open_circuits():
+    from toolkit import CircuitBreaker
+    from toolkit.breaker import MAX_COUNTED
+
+    breaker = CircuitBreaker(failure_threshold=2)
+    breaker.record("flaky", False, 0.0)
+    breaker.record("flaky", False, 0.0)  # open
+    for i in range(MAX_COUNTED * 5):
+        breaker.record(f"tool_{i}", False, 1.0)
+    assert len(breaker._failures) <= MAX_COUNTED and breaker.state("flaky", 1.0) == "open"
+    assert breaker._failures[f"tool_{MAX_COUNTED * 5 - 1}"] == 1
+
+
+@pytest.mark.parametrize("separator", ["\x85", "\u2028", "\u2029"], ids=["NEL", "LINE SEPARATOR", "PARAGRAPH SEPARATOR"])
+def test_the_audit_log_is_one_record_per_line_for_every_line_reader(separator):
+    """Found by the hostile fuzzing: str.splitlines() also breaks at these, which json.dumps leaves raw."""
+    executor = ToolExecutor()
+    _run(executor.execute(lambda q: {f"键{separator}": q}, f"tool{separator}name", f"参{separator}数"))
+    lines = io.StringIO()
+    executor.export_jsonl(lines)
+    [record] = [json.loads(line) for line in lines.getvalue().splitlines()]
+    assert record["tool"] == f"tool{separator}name" and separator in record["result_summary"] + record["arguments"]

@@ -27,6 +27,7 @@ __all__ = ["CallRecords", "audit_record", "UNKNOWN_TOOLS", "OTHER_TOOLS", "STATS
 UNKNOWN_TOOLS = "(未知工具名)"   # one statistics entry for every tool name the registry does not know
 OTHER_TOOLS = "(其他工具)"       # one entry for the names that come after STATS_TOOLS entries
 STATS_TOOLS = 1000              # per-tool statistics entries at most (the two above included)
+_LINE_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}  # json.dumps leaves them raw
 
 
 @dataclass
@@ -172,10 +173,12 @@ class CallRecords:
         return [audit_record(r, task_id) for r in self.history]
 
     def export_jsonl(self, file: IO[str], task_id: str | None = None) -> int:
-        """Write the audit log as JSON Lines to an open text file; returns the line count."""
+        """Write the audit log as JSON Lines to an open text file; returns the line count. Chinese stays
+        readable; the characters str.splitlines() also breaks at (U+0085, U+2028, U+2029) are escaped, so
+        every reader sees one record per line."""
         records = self.audit_records(task_id)
         for record in records:
-            file.write(json.dumps(record, ensure_ascii=False) + "\n")
+            file.write(json.dumps(record, ensure_ascii=False).translate(_LINE_BREAKS) + "\n")
         return len(records)
 
     def reset(self) -> None:
