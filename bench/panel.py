@@ -44,15 +44,16 @@ def _notebook_charts(executor) -> None:
 def run(quick: bool = False) -> dict:
     """Measure row 8; returns the row dict (see _stats.row)."""
     try:
+        from toolkit.simulation import simulate_batch
         from toolkit.viz import LiveCharts
-        from toolkit.widgets import FailurePanel, simulate_batch
+        from toolkit.widgets import FailurePanel
     except ImportError as exc:  # ipywidgets or matplotlib not installed
         return row(KEY, TITLE, EN, status="skipped", note=f"缺少依赖：{exc}")
     rounds = 4 if quick else 15
     panel = FailurePanel(calls=CALLS, concurrency=CONCURRENCY, seed=0)
     settings = panel.settings()
     assert abs(sum(settings["rates"].values()) - 0.30) < 1e-9, settings["rates"]
-    executors = [simulate_batch(**{**settings, "seed": seed})["executor"] for seed in (0, 1)]  # precomputed
+    batches = [simulate_batch(**{**settings, "seed": seed}) for seed in (0, 1)]  # precomputed
     charts = LiveCharts()
     turn = {"press": 0, "draw": 0}
 
@@ -62,14 +63,15 @@ def run(quick: bool = False) -> dict:
         panel.run()
 
     def draw() -> None:
-        charts.draw(executors[turn["draw"] % 2])
+        batch = batches[turn["draw"] % 2]
+        charts.draw(batch["executor"], batch["events"])
         turn["draw"] += 1
 
     times = interleaved({
         "press": timed(press),
         "draw": timed(draw),
         "batch": timed(lambda: simulate_batch(**settings)),
-        "anew": timed(lambda: _notebook_charts(executors[0])),
+        "anew": timed(lambda: _notebook_charts(batches[0]["executor"])),
     }, rounds)
     press_ms, draw_ms, batch_ms, anew_ms = (summarize([t * 1000 for t in times[k]])
                                             for k in ("press", "draw", "batch", "anew"))

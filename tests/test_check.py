@@ -1,4 +1,7 @@
-"""The exercise checker can fail: solutions pass, untouched exercises fail, known bugs fail the check named for them.
+"""The exercise checker can fail: solutions pass, untouched exercises fail; one source for both; the check cell's API.
+
+Wrong and valid answers are in tests/attempts (test_check_attempts.py), attacks on the checker in
+test_check_attacks.py, the referee's parts in test_check_referee.py.
 
 Solutions and exercises are read from their notebooks and the cells up to the
 check cell are run in-process (the student's function and its imports), so
@@ -6,10 +9,7 @@ these tests check the committed notebooks, not a copy of their code.
 """
 from __future__ import annotations
 
-import asyncio
-import inspect
 import json
-import random
 import subprocess
 import sys
 from pathlib import Path
@@ -17,8 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from toolkit import ToolResult, call_tool_with_retry, get_clock
-from toolkit.check import EXERCISE_NUMBERS, check, get_exercise, run_checks
+from toolkit.check import EXERCISE_NUMBERS, check, get_exercise, grade, run_checks
 from toolkit.check.build import exercise_name, exercise_text, main as build_main, strip_solution
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,13 +127,14 @@ def test_solution_has_markers_a_note_and_stored_passing_check_output(number: str
 def test_solution_passes_every_check(number: str) -> None:
     report = run_checks(student_object(notebook_for(SOLUTIONS, number), number), number)
     assert report.ok, report.render()
+    assert all(r.kind == "pass" for r in report.results)
 
 
 @pytest.mark.parametrize("number", EXERCISE_NUMBERS)
 def test_untouched_exercise_fails_every_check_as_not_implemented(number: str) -> None:
     report = run_checks(student_object(notebook_for(EXERCISES, number), number), number)
     assert report.passed == 0, f"checks a stub passes: {[r.id for r in report.results if r.passed]}"
-    assert all(r.reason == "还没有实现" for r in report.results), report.render()
+    assert all(r.reason == "还没有实现" and r.kind == "todo" for r in report.results), report.render()
     assert "还没有实现" in report.render() and "Traceback" not in report.render()
 
 
@@ -144,8 +144,8 @@ def test_check_in_a_notebook_prints_the_table_and_never_raises(capsys: pytest.Ca
 
     check(careful_retry)
     out = capsys.readouterr().out
-    assert "练习 06" in out and "RuntimeError: boom" in out and "得分：0/8" in out
-    assert "Traceback" not in out
+    assert "练习 06" in out and "RuntimeError: boom" in out and "得分：0/9" in out
+    assert "✘ 未通过" in out and "Traceback" not in out
 
 
 def test_check_explains_an_unknown_function_name(capsys: pytest.CaptureFixture) -> None:
@@ -154,7 +154,7 @@ def test_check_explains_an_unknown_function_name(capsys: pytest.CaptureFixture) 
 
     check(my_function)
     out = capsys.readouterr().out
-    assert "认不出 my_function" in out and "truncate_head_tail" in out
+    assert out.startswith("✘ 认不出 my_function") and "truncate_head_tail" in out
 
 
 def test_explicit_exercise_number_overrides_the_name() -> None:
@@ -167,233 +167,46 @@ def test_explicit_exercise_number_overrides_the_name() -> None:
     assert run_checks(my_cut, exercise=2).ok
 
 
-# --- plausible wrong answers fail the check that names their bug --------------------------
+def test_check_with_only_runs_those_checks_and_names_an_unknown_id(capsys: pytest.CaptureFixture) -> None:
+    def head_only(text, max_chars):
+        return text[:max_chars]
 
-def original_parse(raw, max_chars=2000):
-    """The original course's parse_tool_result, given the exercise's signature."""
-    if isinstance(raw, dict):
-        if 'error' in raw:
-            return f"❌ 工具执行失败: {raw['error']}"
-        return json.dumps(raw, ensure_ascii=False, indent=2)
-    if isinstance(raw, str):
-        if len(raw) > max_chars:
-            return raw[:max_chars // 2] + f"\n\n... (省略 {len(raw) - max_chars // 2} 字符) ..."
-        return raw
-    return str(raw)
+    check(head_only, "02", only=["short_text_unchanged", "keeps_tail"])
+    out = capsys.readouterr().out
+    assert "得分：1/2" in out and "不超过 max_chars 的文本原样返回" in out
+    check(head_only, "02", only=["no_such_check"])
+    out = capsys.readouterr().out
+    assert out.startswith("✘ ") and "no_such_check" in out and "keeps_tail" in out and "Traceback" not in out
 
 
-def test_error_key_check_fails_error_none_check() -> None:
-    report = run_checks(original_parse, "01")
-    assert not report.result("error_none_is_success").passed
-    assert not report.result("json_keeps_values").passed  # str(["晴"]) is not JSON
-    assert report.result("error_envelope_reported").passed
+def test_a_chapter_without_checks_of_its_own_is_a_chinese_error() -> None:
+    with pytest.raises(ValueError, match="第 99 章没有自己的检查"):
+        get_exercise("ch99")
 
 
-def head_only(text, max_chars):
-    if len(text) <= max_chars:
+def test_grade_prints_one_line_for_a_passing_check_and_raises_for_a_failing_one(
+        capsys: pytest.CaptureFixture) -> None:
+    def truncate_head_tail(text, max_chars):
+        return text[:max_chars]
+
+    grade(truncate_head_tail, "short_text_unchanged")
+    assert capsys.readouterr().out.strip() == "✔ 不超过 max_chars 的文本原样返回"
+    with pytest.raises(AssertionError, match="恰好有一个标记"):
+        grade(truncate_head_tail, "keeps_tail")
+
+
+def test_a_referee_that_died_is_started_again(capsys: pytest.CaptureFixture) -> None:
+    from toolkit.check import _referee
+
+    def truncate_head_tail(text, max_chars):
         return text
-    head = text[: max_chars - 20]
-    return f"{head}\n…（已省略 {len(text) - len(head)} 字符）…\n"
 
-
-def original_smart_truncate(text, max_chars):
-    """The original course's smart_truncate (strip() and a count that ignores it), head/tail split in half."""
-    if len(text) <= max_chars:
-        return text
-    keep_head, keep_tail = max_chars // 2 - 20, max_chars // 2 - 20
-    head_end = keep_head
-    nl_pos = text.rfind('\n', 0, keep_head)
-    if nl_pos > keep_head * 0.5:
-        head_end = nl_pos
-    head = text[:head_end].strip()
-    tail = text[-keep_tail:].strip()
-    omitted = len(text) - head_end - keep_tail
-    return f"{head}\n…（已省略 {omitted} 字符）…\n{tail}"
-
-
-def test_head_only_truncation_fails_keeps_tail() -> None:
-    report = run_checks(head_only, "02")
-    assert not report.result("keeps_tail").passed
-    assert report.result("keeps_head").passed
-
-
-def test_original_smart_truncate_fails_exact_count_and_line_boundaries() -> None:
-    report = run_checks(original_smart_truncate, "02")
-    assert not report.result("omitted_count_exact").passed
-    assert not report.result("line_boundaries").passed
-
-
-async def retry_everything(tool_fn, *args, max_retries=3, deadline=30.0, **kwargs):
-    """Retries every exception (the original course's executor): PermissionError included."""
-    clock = get_clock()
-    for attempt in range(max_retries + 1):
-        try:
-            value = tool_fn(*args, **kwargs)
-            return (await value if inspect.isawaitable(value) else value), None
-        except Exception as exc:
-            if attempt == max_retries:
-                return None, f"{exc}（共尝试 {attempt + 1} 次）"
-            await clock.sleep(clock.random.uniform(0, min(30, 2 ** attempt)))
-
-
-async def original_retry(tool_fn, *args, max_retries=3, deadline=30.0, **kwargs):
-    """The original course's call_tool_with_retry, with waits on the clock instead of asyncio.sleep."""
-    clock = get_clock()
-    for attempt in range(max_retries):
-        try:
-            result = await tool_fn(*args, **kwargs)
-            return result, None
-        except TimeoutError:
-            if attempt == max_retries - 1:
-                return None, "请求超时，已重试 3 次仍未成功"
-            await clock.sleep((2 ** attempt) + random.uniform(0, 1))
-        except PermissionError:
-            return None, "权限不足，需要用户授权"
-        except Exception as e:
-            if attempt == max_retries - 1:
-                return None, f"工具执行失败: {str(e)}"
-            await clock.sleep(2 ** attempt)
-
-
-def test_retrying_permission_error_fails_its_check() -> None:
-    report = run_checks(retry_everything, "03")
-    assert not report.result("permission_error_not_retried").passed
-    assert not report.result("retry_after_honoured").passed
-
-
-def test_original_retry_fails_counting_zero_retries_and_retry_after() -> None:
-    report = run_checks(original_retry, "03")
-    assert not report.result("max_retries_counts_retries").passed
-    assert not report.result("max_retries_zero").passed
-    assert not report.result("permission_error_not_retried").passed  # ValueError is retried
-    assert not report.result("sync_tool_works").passed
-    assert report.result("success_returns_pair").passed
-
-
-async def sleeps_in_real_time(tool_fn, *args, max_retries=3, deadline=30.0, **kwargs):
-    for attempt in range(max_retries + 1):
-        try:
-            return await tool_fn(*args, **kwargs), None
-        except Exception as exc:
-            if attempt == max_retries:
-                return None, str(exc)
-            await asyncio.sleep(0.05)
-
-
-def test_real_sleeps_fail_the_clock_check() -> None:
-    report = run_checks(sleeps_in_real_time, "03")
-    assert not report.result("waits_on_clock").passed
-
-
-def original_format(tool_name, tool_call_id, result, fmt="openai_chat"):
-    """The original course's format_tool_message, accepting fmt and ignoring it."""
-    return {"role": "tool", "tool_call_id": tool_call_id, "name": tool_name,
-            "content": json.dumps({"status": "success" if result.error is None else "error",
-                                   "result": result.data, "error": result.error,
-                                   "execution_time_ms": result.duration_ms}, ensure_ascii=False)}
-
-
-def test_original_format_fails_anthropic_error_type_and_serialization() -> None:
-    report = run_checks(original_format, "04")
-    for check_id in ("anthropic_shape", "anthropic_is_error", "error_type_present", "unserializable_data",
-                     "bad_arguments_raise"):
-        assert not report.result(check_id).passed, check_id
-    assert report.result("chat_shape").passed
-
-
-def original_evaluate(result, user_query):
-    """The original course's evaluate_tool_result."""
-    if result.error:
-        return {"action": "report_error", "message": f"工具调用失败: {result.error}",
-                "suggestion": "请检查输入参数或稍后重试"}
-    if not result.data or result.data in ("[]", "{}"):
-        return {"action": "retry_with_broader_query", "message": "查询结果为空",
-                "suggestion": "尝试使用更宽泛的搜索条件"}
-    data_str = str(result.data)
-    if len(data_str) > 5000:
-        return {"action": "summarize_and_present", "message": "结果较多，已为您汇总", "data": data_str[:3000]}
-    return {"action": "present_directly", "message": "查询成功", "data": result.data}
-
-
-def test_not_result_data_fails_zero_is_not_empty() -> None:
-    report = run_checks(original_evaluate, "05")
-    for check_id in ("zero_is_not_empty", "partial_branch", "retryable_retry", "long_result_summarized_as_json"):
-        assert not report.result(check_id).passed, check_id
-    assert report.result("fatal_report_with_suggestion").passed
-
-
-async def blind_retry(tool_fn, *args, max_retries=3, **kwargs):
-    return await call_tool_with_retry(tool_fn, *args, max_retries=max_retries, **kwargs)
-
-
-def test_blind_retry_of_a_write_fails_the_write_check() -> None:
-    report = run_checks(blind_retry, "06")
-    assert not report.result("write_without_key_runs_once").passed
-    assert report.result("read_tool_retried").passed and report.result("permission_error_not_retried").passed
-
-
-async def original_executor_retry(tool_fn, *args, max_retries=3, **kwargs):
-    """The original course's executor loop: every exception retried, writes included."""
-    clock = get_clock()
-    for attempt in range(max_retries):
-        try:
-            return await tool_fn(*args, **kwargs), None
-        except Exception as e:
-            if attempt == max_retries - 1:
-                return None, str(e)
-            await clock.sleep(2 ** attempt)
-
-
-def test_original_executor_retry_fails_permission_and_write_checks() -> None:
-    report = run_checks(original_executor_retry, "06")
-    assert not report.result("permission_error_not_retried").passed
-    assert not report.result("write_without_key_runs_once").passed
-
-
-async def retry_unless_marked(tool_fn, *args, max_retries=3, **kwargs):
-    """Looks for a `writes` attribute, which the executor's wrapper around the tool does not carry."""
-    if getattr(tool_fn, "writes", False) and not kwargs.get("idempotency_key"):
-        return None, "写操作，没有 idempotency_key，不重试"
-    return await call_tool_with_retry(tool_fn, *args, max_retries=max_retries, **kwargs)
-
-
-def test_write_detected_by_attribute_fails_the_write_check() -> None:
-    report = run_checks(retry_unless_marked, "06")
-    assert not report.result("write_without_key_runs_once").passed
-
-
-def looks_for_total_only(answer, tool_results):
-    ok = "9692" in answer.replace(",", "")
-    return {"ok": ok, "problems": [] if ok else ["没有 9692"]}
-
-
-def test_answer_check_that_only_looks_for_the_total_fails_made_up_numbers() -> None:
-    report = run_checks(looks_for_total_only, "07")
-    assert not report.result("made_up_number_fails").passed
-    assert not report.result("failure_with_numbers_fails").passed
-    assert report.result("correct_answer_passes").passed
-
-
-class UnsortedGuard:
-    """Keys calls on kwargs in the order given, and remembers every call, even a timeout."""
-
-    def __init__(self):
-        self.seen, self.refused = set(), 0
-
-    async def __call__(self, tool_fn, *args, max_retries=3, **kwargs):
-        key = (tool_fn.__name__, repr(args), repr(list(kwargs.items())))
-        if key in self.seen:
-            self.refused += 1
-            return None, "重复调用"
-        self.seen.add(key)
-        return tuple(await call_tool_with_retry(tool_fn, *args, max_retries=max_retries, **kwargs))
-
-
-def test_guard_keyed_on_kwarg_order_fails_its_check() -> None:
-    report = run_checks(UnsortedGuard, "08")
-    assert not report.result("keyword_order_irrelevant").passed
-    assert not report.result("transient_failure_may_repeat").passed
-    assert report.result("repeat_refused_without_running").passed
+    check(truncate_head_tail)
+    _referee._client.proc.kill()
+    _referee._client.proc.wait(10)
+    check(truncate_head_tail)
+    out = capsys.readouterr().out
+    assert out.count("练习 02") == 2 and "检查进程没能运行" not in out
 
 
 # --- the command line ----------------------------------------------------------------------
@@ -402,22 +215,8 @@ def test_cli_runs_an_untouched_exercise_and_exits_nonzero() -> None:
     done = subprocess.run([sys.executable, "-m", "toolkit.check", str(notebook_for(EXERCISES, "02"))], cwd=ROOT,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 1, done.stderr
-    assert "还没有实现" in done.stdout and "得分：0/7" in done.stdout
+    assert "还没有实现" in done.stdout and "得分：0/8" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
-
-
-def test_cli_progress_over_a_folder(tmp_path: Path) -> None:
-    done_02 = notebook_for(SOLUTIONS, "02")
-    (tmp_path / exercise_name(done_02.name)).write_bytes(done_02.read_bytes())  # 02 done
-    untouched_08 = notebook_for(EXERCISES, "08")
-    (tmp_path / untouched_08.name).write_bytes(untouched_08.read_bytes())
-    done = subprocess.run([sys.executable, "-m", "toolkit.check", str(tmp_path)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 1, done.stderr
-    lines = done.stdout.splitlines()
-    assert any(l.startswith("ex02_smart_truncate") and "7/7" in l and "完成" in l for l in lines), done.stdout
-    assert any(l.startswith("ex08_pitfalls") and "0/10" in l and "未开始" in l for l in lines), done.stdout
-    assert "完成 1/2 个练习" in done.stdout
 
 
 def test_cli_refuses_a_missing_path() -> None:

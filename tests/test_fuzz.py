@@ -29,9 +29,11 @@ from toolkit.decisions import ACTIONS
 from toolkit.parsing import estimate_tokens
 from toolkit.shrink import dumps
 from toolkit.safety import detect_instructions, redact_value
-from toolkit.results import redact
+from toolkit.results import redact, safe_str
+from toolkit.task_context import split_steps
+from toolkit.verify import check_answer
 
-QUICK, SLOW = 40, 1_300          # examples per target; 9 targets x 1,300 = 11,700 in the slow run
+QUICK, SLOW = 40, 1_300          # examples per target; 11 targets x 1,300 = 14,300 in the slow run
 TRIED: Counter = Counter()
 FAILED: Counter = Counter()
 OUTCOMES: Counter = Counter()   # how the fuzzed tool calls ended, to show the oracle is not trivial
@@ -76,13 +78,48 @@ header_values = (st.none() | st.dictionaries(st.sampled_from(["retry-after", "Re
                  | st.lists(texts, max_size=2) | st.builds(_Unprintable))
 
 
+# --- hostile shapes: long runs, blank lines, separator runs (each pattern must stay linear on them) ----------
+
+RUN_UNITS = ["a", " ", "\n", "\n\n", " \n", "\t", "\u3000", "-", ".", ",", "，", "、", "中", "a-", "a.", "a b ", "eyJ-",
+             "eyJhbGciOi.", "https://a-", "http://u:", "?key=", "token: ", "api_key=", "Bearer ", "system\n", "#\n",
+             "然后 ", "，再", "合计 ", "最高", "显示器", "9,", "1.", "百分之", "四千"]
+
+
+@st.composite
+def hostile_texts(draw) -> str:
+    """A long run of one unit (up to 12,000 characters) with ordinary text, and sometimes a key, around it."""
+    unit = draw(st.sampled_from(RUN_UNITS))
+    run = unit * (draw(st.integers(1_000, 12_000)) // len(unit))
+    secret = draw(st.sampled_from(["", KEY, f"api_key={KEY}", f"https://u:{KEY[3:]}@h.invalid/", f"Bearer {KEY[3:]}"]))
+    parts = [draw(texts), run, draw(texts)]
+    parts.insert(draw(st.integers(0, 3)), f" {secret} " if secret else "")
+    return "".join(parts)
+
+
+def _raises(kind: type[BaseException]):
+    def method(self):
+        raise kind("cannot be printed")
+    return method
+
+
 @st.composite
 def exceptions(draw) -> BaseException:
-    """Exceptions of many kinds with odd attributes, some whose str() or attributes raise."""
+    """Exceptions of many kinds with odd attributes: str() or repr() that raise or return a non-str, a message
+    that is a long hostile text (with a key in it), attributes that raise."""
     base = draw(st.sampled_from(EXC_BASES))
     namespace: dict[str, Any] = {}
-    if draw(st.booleans()):
-        namespace["__str__"] = lambda self: (_ for _ in ()).throw(RuntimeError("str fails"))
+    how = draw(st.integers(0, 5))
+    if how == 1:
+        namespace["__str__"] = _raises(RuntimeError)
+    elif how == 2:
+        namespace["__str__"] = namespace["__repr__"] = _raises(ValueError)
+    elif how == 3:
+        namespace["__repr__"] = _raises(RecursionError)
+    elif how == 4:
+        namespace["__str__"] = lambda self: 42  # str() of it raises TypeError
+    elif how == 5:
+        message = draw(hostile_texts())
+        namespace["__str__"] = lambda self: message
     if draw(st.integers(0, 4)) == 0 and base is not HTTPStatusError:
         namespace["status_code"] = property(lambda self: 1 / 0)  # an attribute that raises
     cls = type("Fuzzed" + base.__name__, (base,), namespace)
@@ -283,6 +320,40 @@ def check_untrusted_text(value: Any) -> None:
     assert not re.search(r"sk-[A-Za-z0-9_\-]{8,}", redact(json.dumps(value, default=str)))
 
 
+SALES = {"status": "ok", "data": {"row_count": 5, "total_sales": 9692, "highest_category": "显示器", "highest_sales": 4495,
+                                  "category_sales": [{"category": "显示器", "sales": 4495},
+                                                     {"category": "键盘", "sales": 2985},
+                                                     {"category": "鼠标", "sales": 2212}]},
+         "source": ["data/input/sales.csv"], "error": None}
+
+
+def check_hostile_text(text: str) -> None:
+    """Every scanner takes a long run without blowing up, keeps its invariant, and lets no key through."""
+    assert KEY not in redact(text) and KEY[3:20] not in redact(text)
+    shown = safe_str(text, 300)
+    assert len(shown) <= 300 and KEY not in shown
+    assert all(isinstance(label, str) for label in detect_instructions(text))
+    for fine in (False, True):
+        steps = split_steps(text, fine=fine)
+        assert all(step and step == step.strip() for step in steps)
+    verdict = check_answer(text, SALES)
+    assert isinstance(verdict.ok, bool) and all(isinstance(m, str) for m in verdict.mismatches)
+    content = format_tool_message("web_page", "call_1", {"page": text})["content"]
+    assert json.loads(content)["status"] == "success" and KEY not in content
+    assert TaskContext.parse(text) is None or isinstance(TaskContext.parse(text), TaskContext)
+
+
+def check_hooks(exc: BaseException) -> None:
+    """A hook that raises any exception (one that cannot even be printed) never reaches the call."""
+    def hook(event: Any) -> None:
+        raise exc
+    executor = ToolExecutor(hooks=[hook])
+    result = _LOOP.run_until_complete(executor.execute(lambda: "ok", "one"))
+    assert result.status == "success"
+    assert len(executor.hook_errors) == 3
+    assert all(len(e.error) <= 320 and KEY not in e.error for e in executor.hook_errors)
+
+
 _LOOP = asyncio.new_event_loop()
 
 TARGETS: dict[str, tuple[Callable, tuple]] = {
@@ -300,6 +371,8 @@ TARGETS: dict[str, tuple[Callable, tuple]] = {
     "evaluate_tool_result": (check_evaluate_tool_result, (results, texts)),
     "tool-call parser (run_tool_call)": (check_tool_call_parser, (tool_calls(),)),
     "detect_instructions / redact": (check_untrusted_text, (json_values,)),
+    "hostile text (long runs)": (check_hostile_text, (hostile_texts(),)),
+    "hooks (hostile exceptions)": (check_hooks, (exceptions(),)),
 }
 
 

@@ -12,13 +12,14 @@ import io
 import json
 import os
 import random
+import re
 import string
 
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from toolkit import (SimulatedClock, Tool, ToolExecutor, ToolRegistry, format_tool_message, parse_tool_result,
-                     shrink_json, smart_truncate, use_clock)
+from toolkit import (HTTPStatusError, SimulatedClock, Tool, ToolExecutor, ToolRegistry, classify_error,
+                     format_tool_message, parse_tool_result, shrink_json, smart_truncate, use_clock)
 from toolkit.messages import tool_content
 from toolkit.safety import detect_instructions, normalize_for_scan, redact_value
 from toolkit.results import redact, safe_str
@@ -252,3 +253,169 @@ def test_fuzz_no_key_fragment_survives_cutting_and_redaction(prefix, suffix, sha
     out = parse_tool_result(text, max_tokens=max(budget // 4, 1))
     assert not _leaks(redact(out), TOKEN)
     assert not _leaks(redact(json.dumps(shrink_json({"v": text}, budget), ensure_ascii=False)), TOKEN)
+
+
+# --- a hook's exception is described safely, whatever it is ------------------------------------------
+
+class _StrRaises(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no str")
+
+
+class _ReprRaises(Exception):
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+class _BothRaise(Exception):
+    def __str__(self) -> str:
+        raise ValueError("no str")
+
+    __repr__ = __str__
+
+
+class _StrReturnsNotAStr(Exception):
+    def __str__(self):  # type: ignore[override]
+        return 42
+
+
+class _OwnBaseException(BaseException):
+    """Not an Exception, not a way out of the program: a hook's own bug."""
+
+
+class _SecretMessage(Exception):
+    def __str__(self) -> str:
+        return f"token={KEY} " + "a-b-" * 50_000  # a key and a long a-b-c… run
+
+
+def _raising(exc: BaseException):
+    def hook(event) -> None:
+        raise exc
+    return hook
+
+
+class _NamelessHook:
+    """A callable whose attribute lookups raise."""
+
+    def __getattribute__(self, name: str):
+        if name in ("__qualname__", "__name__"):
+            raise RuntimeError("no name")
+        return object.__getattribute__(self, name)
+
+    def __call__(self, event) -> None:
+        raise _BothRaise()
+
+
+@pytest.mark.parametrize("exc", [_StrRaises(), _ReprRaises("repr"), _BothRaise(), _StrReturnsNotAStr(),
+                                 _OwnBaseException("own"), asyncio.CancelledError(), GeneratorExit(),
+                                 _SecretMessage()], ids=type)
+def test_a_hook_whose_exception_cannot_be_printed_is_recorded_and_the_call_succeeds(exc):
+    executor = ToolExecutor(hooks=[_raising(exc)])
+    result = _run(executor.execute(lambda: "ok", "one"))
+    assert result.status == "success" and result.data == "ok"
+    assert len(executor.hook_errors) == 3  # attempt_start, attempt_end, call_end
+    error = executor.hook_errors[0]
+    assert error.exception is exc and error.error.startswith(type(exc).__name__)
+    assert len(error.error) <= 320 and not _leaks(error.error, KEY)
+
+
+def test_a_hook_whose_name_cannot_be_read_is_recorded_by_its_type():
+    executor = ToolExecutor(hooks=[_NamelessHook()])
+    assert _run(executor.execute(lambda: "ok", "one")).status == "success"
+    assert executor.hook_errors[0].hook == "_NamelessHook"
+    assert executor.hook_errors[0].error.startswith("_BothRaise: <_BothRaise 对象，无法转为文字>")
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt(), SystemExit(3)], ids=type)
+def test_ctrl_c_and_exit_from_a_hook_still_propagate(exc):
+    executor = ToolExecutor(hooks=[_raising(exc)])
+    with pytest.raises(type(exc)):
+        _run(executor.execute(lambda: "ok", "one"))
+
+
+def test_a_call_end_hook_whose_exception_cannot_be_printed_is_recorded():
+    def on_call_end(event):
+        if event.kind == "call_end":
+            raise _BothRaise()
+
+    executor = ToolExecutor(hooks=[on_call_end])
+    assert _run(executor.execute(lambda: "ok", "one")).status == "success"
+    assert [e.error.split(":")[0] for e in executor.hook_errors] == ["_BothRaise"]
+
+
+# --- Retry-After: a malformed retry-after-ms does not hide a valid Retry-After -----------------------
+
+_DATE_IN_30S = "Sat, 16 May 2026 00:00:30 GMT"
+_NOW = 1778889600.0  # 2026-05-16 00:00:00 UTC
+
+
+@pytest.mark.parametrize("ms", ["soon", "", "  ", "NaN", "inf", "-inf", "1,500", "1500ms", "0x10", "1" * 100, b"\xff"])
+@pytest.mark.parametrize("retry_after, expected", [("4", 4.0), (" 2.5 ", 2.5), (_DATE_IN_30S, 30.0)])
+def test_a_malformed_retry_after_ms_does_not_hide_a_valid_retry_after(ms, retry_after, expected):
+    from toolkit.results import parse_retry_after
+    assert parse_retry_after({"retry-after-ms": ms, "Retry-After": retry_after}, now=_NOW) == expected
+    info = classify_error(HTTPStatusError(429, "限流", headers={"retry-after-ms": ms, "retry-after": "4"}))
+    assert info.retry_after == 4.0
+
+
+@pytest.mark.parametrize("headers, expected", [
+    ({"retry-after-ms": "1500", "retry-after": "7"}, 1.5),           # a readable ms still wins
+    ({"retry-after-ms": "-20", "retry-after": "7"}, 0.0),            # ... negative is "now", not malformed
+    ({"retry-after-ms": "soon", "retry-after": "later"}, None),      # both unreadable
+    ({"retry-after": "inf"}, None), ({"retry-after": "NaN"}, None),
+    ({"retry-after": "9" * 400}, None),                              # too long to be a number of seconds
+    ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),         # a date in the past
+    ({"retry-after": b"3"}, 3.0),
+])
+def test_retry_after_forms(headers, expected):
+    from toolkit.results import parse_retry_after
+    assert parse_retry_after(headers, now=_NOW) == expected
+
+
+def test_headers_whose_get_raises_give_no_wait():
+    from toolkit.results import parse_retry_after
+
+    class Hostile(dict):
+        def get(self, *args):
+            raise RuntimeError("no headers")
+    assert parse_retry_after(Hostile(a=1)) is None
+
+
+# --- a budget too small for the truncation marker: what it gives ------------------------------------------
+
+_MARKER = re.compile(r"\n\n…（已省略 (\d+) 字符）…\n\n")
+
+
+@pytest.mark.parametrize("value", ["x" * 5000, "hello world. " * 500, "中文" * 3000, "销售额最高的是显示器。\n" * 500,
+                                   {"rows": [{"a": i} for i in range(500)]}, {"body": "长" * 5000}],
+                         ids=["ascii", "words", "chinese", "chinese-lines", "json-rows", "json-chinese"])
+@pytest.mark.parametrize("max_tokens", [1, 2, 5, 10, 12, 15, 20, 30])
+def test_a_tiny_budget_gives_at_most_the_marker_and_says_what_was_left_out(value, max_tokens):
+    """Documented in parse_tool_result: under about 15 tokens the marker alone, never more than 15 tokens."""
+    from toolkit.parsing import estimate_tokens
+    out = parse_tool_result(value, max_tokens=max_tokens)
+    assert estimate_tokens(out) <= max(max_tokens, 15)
+    marker = _MARKER.fullmatch(out)
+    if marker is not None and isinstance(value, str):  # nothing kept: every character is counted as left out
+        assert int(marker.group(1)) == len(value)
+
+
+@pytest.mark.parametrize("value, enough", [("x" * 5000, 15), ("hello world. " * 500, 15), ("中文" * 3000, 40),
+                                           ("销售额最高的是显示器。\n" * 500, 40)])
+def test_content_survives_from_the_documented_budget(value, enough):
+    out = parse_tool_result(value, max_tokens=enough)
+    assert _MARKER.fullmatch(out) is None and out.startswith(value[:2])
+
+
+# --- the step splitter on long runs: same steps as before, in linear time ------------------------------------
+
+@pytest.mark.parametrize("question, steps", [
+    ("查天气" + " " * 20_000 + "然后查航班", ["查天气", "查航班"]),
+    ("查天气，" + "\u3000" * 5_000 + "再查航班" + " " * 5_000, ["查天气", "查航班"]),
+    (" " * 20_000 + "x", ["x"]),
+    ("a  然后 b", ["a", "b"]),
+    ("再再再" * 1_000 + "查天气", ["查天气"]),
+])
+def test_split_steps_on_long_runs_gives_the_same_steps(question, steps):
+    from toolkit.task_context import split_steps
+    assert split_steps(question) == steps

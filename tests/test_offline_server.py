@@ -300,3 +300,95 @@ def test_a_scripted_body_that_cannot_stream_is_a_500():
         with pytest.raises(openai.InternalServerError):
             list(sdk(srv).chat.completions.create(model="m", messages=user("hi"), stream=True))
         assert [type(e) for e in srv.errors] == [IndexError]
+
+
+# --- one time limit per request, not per read ----------------------------------------------------------------
+
+def _trickle(port: int, head: bytes, body: bytes, every: float) -> tuple[bytes, float]:
+    """Send `head` at once, then `body` one byte every `every` seconds; (what the server answered, seconds)."""
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        conn.sendall(head)
+        for i in range(len(body)):
+            try:
+                conn.sendall(body[i:i + 1])
+            except OSError:  # the server gave up and closed: stop sending
+                break
+            conn.settimeout(every)
+            try:
+                answer = conn.recv(65536)
+            except TimeoutError:
+                continue
+            conn.settimeout(30)
+            rest = b""
+            while True:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                rest += chunk
+            return answer + rest, time.monotonic() - started
+        conn.settimeout(30)
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+        return answer, time.monotonic() - started
+
+
+def test_a_body_trickled_a_byte_at_a_time_is_refused_when_the_request_time_is_up():
+    body = json.dumps({"model": "offline-stand-in", "messages": user("你好")}).encode()
+    head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    with OfflineServer(request_timeout=1.0) as srv:
+        answer, took = _trickle(srv._httpd.server_address[1], head, body, every=0.3)
+    assert answer.startswith(b"HTTP/1.0 408"), answer[:200]
+    assert b"request_timeout" in answer
+    assert took < len(body) * 0.3 / 2  # cut off at the limit, long before the trickle would have ended
+
+
+def test_headers_trickled_a_byte_at_a_time_are_cut_off_too():
+    head = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Slow: " + b"a" * 60
+    with OfflineServer(request_timeout=1.0) as srv:
+        answer, took = _trickle(srv._httpd.server_address[1], b"", head, every=0.3)
+        assert answer == b""  # the connection is closed: no request was read, so there is no one to answer
+        assert took < len(head) * 0.3 / 2
+        status, body = post(srv.base_url + "/chat/completions",
+                            json.dumps({"model": "offline-stand-in", "messages": user("你好")}).encode())
+    assert status == 200 and body["object"] == "chat.completion"  # and the server keeps serving
+
+
+def test_a_request_sent_in_time_in_slow_pieces_is_answered():
+    body = json.dumps({"model": "offline-stand-in", "messages": user("你好")}).encode()
+    head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+    with OfflineServer(request_timeout=5.0) as srv:
+        port = srv._httpd.server_address[1]
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+            conn.sendall(head)
+            for piece in (body[:10], body[10:30], body[30:]):
+                time.sleep(0.2)
+                conn.sendall(piece)
+            answer = b""
+            while chunk := conn.recv(65536):
+                answer += chunk
+    assert answer.startswith(b"HTTP/1.0 200")
+
+
+@pytest.mark.parametrize("value", [0, -1, float("nan"), float("inf"), "10", True])
+def test_request_timeout_must_be_a_positive_number(value):
+    with pytest.raises(ValueError, match="request_timeout"):
+        OfflineServer(request_timeout=value)
+
+
+def test_the_default_limit_is_ten_seconds_per_request():
+    assert OfflineServer().request_timeout == 10.0
+
+
+def test_a_body_shorter_than_its_content_length_is_a_400_saying_so():
+    head = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
+    with OfflineServer(request_timeout=5.0) as srv:
+        with socket.create_connection(("127.0.0.1", srv._httpd.server_address[1]), timeout=10) as conn:
+            conn.sendall(head + b'{"model": 1}')
+            conn.shutdown(socket.SHUT_WR)  # the client is done: 12 bytes of the 100 it announced
+            answer = b""
+            while chunk := conn.recv(65536):
+                answer += chunk
+    assert answer.startswith(b"HTTP/1.0 400") and b"invalid_length" in answer

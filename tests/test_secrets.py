@@ -270,3 +270,27 @@ def test_env_example_holds_placeholders_only() -> None:
     keys = {k: v for k, v in values.items() if k.endswith("_API_KEY")}
     assert keys, ".env.example should show where the key goes"
     assert all(v == "" or v.startswith("replace-with-") for v in keys.values()), keys
+
+
+@pytest.mark.parametrize("template", ["Bearer Bearer {t}", "Bearer  Bearer {t}", "Bearer " * 40 + " Bearer {t}",
+                                      "Authorization: Bearer Bearer {t}", "Authorization: Basic Basic {t}",
+                                      "token: token {t}"])
+def test_a_scheme_word_repeated_before_the_token_does_not_shield_it(template: str) -> None:
+    """Found by fuzzing: "Bearer Bearer <key>" once took the second "Bearer" for the token."""
+    assert KEY_TAIL not in redact(template.format(t=KEY_TAIL))
+    assert KEY_TAIL[:16] not in safe_str(template.format(t=KEY_TAIL), 2000)
+
+
+def test_a_url_glued_to_chinese_text_and_a_jwt_after_a_hyphen_are_redacted() -> None:
+    """Before: a scheme right after a Chinese character (no word boundary) and a JWT after "-" were missed."""
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlMTIz"
+    assert KEY_TAIL not in redact(f"请访问https://user:{KEY_TAIL}@example.invalid/x")
+    assert "c2lnbmF0dXJlMTIz" not in redact(f"x-{jwt}") and "c2lnbmF0dXJlMTIz" not in redact(f"jwt={jwt}")
+
+
+@pytest.mark.parametrize("where", [450, 499, 500, 900, 4000])
+def test_safe_str_redacts_what_it_shows_when_the_secret_ends_past_the_cut(where: int) -> None:
+    """safe_str redacts its limit plus REDACT_MARGIN characters: a URL's "@host" past the cut still counts."""
+    text = "x" * where + f" https://user:{KEY_TAIL}@host.invalid/ " + "y " * 20_000
+    assert_no_key(safe_str(text, 500))
+    assert len(safe_str(text, 500)) == 500

@@ -53,7 +53,7 @@ def test_the_seeds_expected_answer_passes(sales):
     assert isinstance(check, AnswerCheck)
     assert check.ok and check.mismatches == [] and not check.tool_failed
     assert check.numbers_in_answer == [4495, 9692, 2985, 2212]
-    assert check.report().startswith("✅")
+    assert check.report().startswith("✔ 回答通过验收")
 
 
 @pytest.mark.parametrize("answer", [
@@ -247,3 +247,135 @@ def test_a_number_absent_from_the_tool_is_always_flagged(data, extra):
 def test_numbers_in_text_reads_separators_and_full_width():
     assert numbers_in_text("9,692 与 ９６９２，899,199,79 和 2985，2212") == [
         Decimal(9692), Decimal(9692), Decimal(899199), Decimal(79), Decimal(2985), Decimal(2212)]
+
+
+# --- claims read from what the sentence says (a table of phrasings, right and wrong) ------------------------
+# The sales data: 显示器 4495, 键盘 2985, 鼠标 2212; total 9692; 5 rows. A right answer names the top category
+# and the total; a wrong one states a wrong total, a wrong top (or bottom) category or a false comparison, in
+# whatever words. `flag` is a piece of the mismatch the check must report for a wrong one.
+
+RIGHT = [
+    "销售额最高的类别是显示器，销售额 4495；总销售额为 9692。",
+    "显示器卖得最好（4495），三个类别共计 9692。",
+    "全部加起来一共 9692，其中显示器最高，为 4495。",
+    "总销售 9692，显示器居首。",
+    "合计 5 行数据，显示器销售额最高，总额 9692。",
+    "显示器排名第一；5 行数据的总销售额是 9,692。",
+    "最高的是显示器而非键盘，总销售额 9692。",
+    "最高的不是键盘，而是显示器；总计 9692。",
+    "最高的不是键盘而是显示器，总计 9692。",
+    "键盘并不是最高的，显示器才是，总额 9692。",
+    "显示器、键盘和鼠标三个类别合计 9692，显示器最多。",
+    "总销售额为九千六百九十二，最高的类别是显示器。",
+    "总销售额九千六百九十二元，显示器第一。",
+    "9692 是总销售额，显示器的销售额最高。",
+    "总销售额超过 4495，达到 9692；显示器最高。",
+    "总销售额不是 4495，而是 9692，显示器第一。",
+    "显示器最高；总销售额在 4495 到 9692 之间，准确地说是 9692。",
+    "显示器比键盘高，键盘比鼠标多，总销售额 9692，显示器最高。",
+    "显示器的销售额高于键盘，总销售额 9692，显示器第一。",
+    "鼠标最少，显示器最多，总计 9692。",
+    "显示器的总销售额为 4495，所有类别的总销售额为 9692，显示器最高。",
+    "总销售额约 9692，显示器第一。",
+    "显示器以 4495 居首，销售总额 9692 元。",
+    "显示器最高（4,495），合计：9,692。",
+    "销售额由高到低：显示器 4495 > 键盘 2985 > 鼠标 2212，总计 9692，最高的是显示器。",
+    "总计：显示器 4495，键盘 2985，鼠标 2212，合计 9692，显示器最高。",
+    "显示器和键盘是销售额最高的两个类别，总计 9692。",
+    "鼠标不如键盘，键盘没有显示器多，总销售额 9692，显示器最高。",
+    "显示器最高。总销售额：９６９２。",
+]
+
+WRONG = [
+    ("三个类别共计 4495，显示器最高。", "总销售额写成了 4495"),
+    ("全部加起来一共 2985，显示器最高，总销售额 9692。", "总销售额写成了 2985"),
+    ("总销售 4495，显示器最高。", "总销售额写成了 4495"),
+    ("最高的是键盘而非显示器，总销售额 9692。", "最高的是「键盘」"),
+    ("键盘销售额最高，总销售额 9692，显示器 4495。", "最高的是「键盘」"),
+    ("卖得最好的是键盘（2985），总计 9692，显示器 4495。", "最高的是「键盘」"),
+    ("排名第一的是鼠标，显示器 4495，总计 9692。", "最高的是「鼠标」"),
+    ("显示器并非最高，键盘最高，总计 9692。", "最高的是「键盘」"),
+    ("最低的是键盘，显示器最高，总计 9692。", "最低的是「键盘」"),
+    ("显示器和鼠标是最高的两类，总计 9692。", "「显示器」「鼠标」"),
+    ("总销售额为四千四百九十五，显示器最高。", "总销售额写成了 四千四百九十五"),
+    ("总销售额不是 9692，显示器最高。", "总销售额不是 9692"),
+    ("总销售额不到 4495，显示器最高，9692 是各类别相加。", "总销售额不到 4495"),
+    ("总销售额超过 9692，显示器最高。", "总销售额超过 9692"),
+    ("总销售额在 2212 到 4495 之间，显示器最高，9692。", "总销售额在 2212 到 4495 之间"),
+    ("总额约 4495，显示器最高，9692。", "总销售额约为 4495"),
+    ("合计 4,495，显示器最高，9692。", "总销售额写成了 4,495"),
+    ("4495 是总销售额，显示器最高，9692。", "总销售额写成了 4495"),
+    ("显示器的总销售额为 2985，总计 9692，显示器最高。", "显示器的销售额写成了 2985"),
+    ("显示器、键盘合计 9692，显示器最高。", "显示器、键盘的销售额写成了 9692"),
+    ("键盘比显示器高，显示器最高，总计 9692。", "「键盘」的销售额高于「显示器」"),
+    ("显示器的销售额低于键盘，显示器最高，总计 9692。", "「显示器」的销售额低于「键盘」"),
+    ("键盘没有鼠标多，显示器最高，总计 9692。", "「键盘」的销售额低于「鼠标」"),
+    ("显示器最高；销售总额为 9792。", "9792"),
+    ("显示器最高，占总销售额的 49%，总销售额 9692。", "49"),
+    ("总销售额 96920，显示器最高。", "没有提到总销售额"),
+]
+
+
+@pytest.mark.parametrize("answer", RIGHT)
+def test_a_right_answer_passes_in_any_of_these_phrasings(answer, sales):
+    check = check_answer(answer, sales)
+    assert check.ok, check.mismatches
+
+
+@pytest.mark.parametrize("answer, flag", WRONG)
+def test_a_wrong_claim_fails_in_any_of_these_phrasings(answer, flag, sales):
+    check = check_answer(answer, sales)
+    assert not check.ok
+    assert any(flag in m for m in check.mismatches), check.mismatches
+
+
+def test_the_table_is_large_enough_and_says_each_phrasing_once():
+    answers = RIGHT + [a for a, _ in WRONG]
+    assert len(answers) >= 40 and len(set(answers)) == len(answers)
+
+
+def test_a_percentage_is_a_share_not_a_total(sales):
+    """"占总销售额的 46.38%" states a share; when the tool gave it, the answer passes and no total is misread."""
+    data = dict(sales["data"], top_share_pct=46.38)
+    check = check_answer("显示器最高，占总销售额的 46.4%，总销售额 9692。", data)
+    assert check.ok, check.mismatches
+
+
+def test_a_number_with_a_space_inside_reads_as_two_numbers(sales):
+    """Documented: "9 692" is not a thousands separator; the check fails such an answer rather than guess."""
+    check = check_answer("显示器最高，总销售额 9 692。", sales)
+    assert not check.ok and check.unsupported_numbers == [9, 692]
+
+
+def test_a_number_is_mentioned_only_as_a_whole_number():
+    """A required value is found as a whole number of the answer, never inside a longer one."""
+    data = {"code": "4495", "amount": 49}
+    assert not check_answer("代码 44950，数量 4495。", data, required={"code": "代码"}).ok
+    assert check_answer("代码 4495。", data, required={"code": "代码"}).ok
+    assert not check_answer("数量 4495。", {"amount": 49, "other": 4495}, required={"amount": "数量"}).ok
+
+
+def test_an_answer_rule_that_raises_is_reported_with_a_printable_name(sales):
+    from toolkit.knowledge import ToolKnowledge
+
+    class Hostile(Exception):
+        def __str__(self):
+            raise RuntimeError("no str")
+
+    class Rule:
+        def __getattribute__(self, name):
+            if name == "__name__":
+                raise RuntimeError("no name")
+            return object.__getattribute__(self, name)
+
+        def __call__(self, answer, data):
+            raise Hostile()
+    known = ToolKnowledge(required={"x": "x"}, answer_rules=(Rule(),))
+    result = ToolResult("hostile_rules_tool", {"x": 1})
+    from toolkit.knowledge import forget, teach
+    teach("hostile_rules_tool", known)
+    try:
+        check = check_answer("x 是 1", result)
+    finally:
+        forget("hostile_rules_tool")
+    assert not check.ok and check.mismatches[0].startswith("答案规则 Rule 出错：Hostile")

@@ -20,12 +20,15 @@ from statistics import median
 import pytest
 
 matplotlib = pytest.importorskip("matplotlib")
+np = pytest.importorskip("numpy")
 from matplotlib import font_manager  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
 from toolkit import (Backoff, RetryPolicy, SimulatedClock, ToolExecutor, call_tool_with_retry,  # noqa: E402
                      ToolResult, inject_faults, smart_truncate, use_clock)
-from toolkit import viz  # noqa: E402
+from toolkit import simulation, viz  # noqa: E402
+from toolkit.truncate import truncate_parts  # noqa: E402
+from toolkit.viz.style import fmt_seconds  # noqa: E402
 
 
 # --- helpers -----------------------------------------------------------------------------
@@ -50,14 +53,43 @@ def bars(fig, gid: str) -> list:
     return [p for ax in fig.axes for p in ax.patches if p.get_gid() == gid]
 
 
+def paths(fig, gid: str) -> int:
+    """How many shapes the collections with this gid hold (bars, boxes, windows)."""
+    return sum(len(c.get_paths()) for ax in fig.axes for c in ax.collections if c.get_gid() == gid)
+
+
+def lengths(fig, gid: str, axis: int = 0) -> list[float]:
+    """Each rectangle's extent along `axis` (0: bar lengths of barh, 1: heights of bar) in the collections
+    with this gid, in drawing order."""
+    return [float(p.vertices[:, axis].max() - p.vertices[:, axis].min())
+            for ax in fig.axes for c in ax.collections if c.get_gid() == gid for p in c.get_paths()]
+
+
+def drawn_attempts(fig) -> Counter:
+    """Attempts drawn in a timeline, per outcome: the bars, and the dots of attempts too short for a bar
+    (told apart by their colour)."""
+    found = Counter({key: paths(fig, f"attempts-{key}") for key in viz.OUTCOME_COLORS})
+    by_colour = {colour: key for key, colour in viz.OUTCOME_COLORS.items()}
+    dots = collection(fig, "instant-attempts")
+    if dots is not None and len(dots.get_offsets()):
+        found.update(by_colour[to_hex(c)] for c in dots.get_facecolors())
+    return +found
+
+
+def line(fig, gid: str):
+    return [ln for ax in fig.axes for ln in ax.lines if ln.get_gid() == gid][0]
+
+
 def texts(fig) -> list[str]:
     found = [t.get_text() for t in fig.texts]
     for ax in fig.axes:
-        found += [t.get_text() for t in ax.texts] + [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
+        found += [t.get_text() for t in ax.texts] + [ax.get_title(), ax.get_title("left"), ax.get_xlabel(), ax.get_ylabel()]
         found += [t.get_text() for t in ax.get_yticklabels()]
         legend = ax.get_legend()
         if legend is not None:
             found += [t.get_text() for t in legend.get_texts()]
+    for legend in fig.legends:
+        found += [t.get_text() for t in legend.get_texts()]
     if fig._suptitle is not None:
         found.append(fig._suptitle.get_text())
     return found
@@ -111,7 +143,10 @@ def test_timeline_draws_one_bar_per_attempt_coloured_by_outcome(three_attempts):
         bars_of_kind = collection(fig, f"attempts-{key}")
         assert len(bars_of_kind.get_paths()) == 1
         assert to_hex(bars_of_kind.get_facecolor()[0]) == viz.OUTCOME_COLORS[key]
-    assert collection(fig, "attempts-fatal") is None
+    assert paths(fig, "attempts-fatal") == 0
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert legend[:3] == [viz.OUTCOME_LABELS[k] for k in ("ok", "retryable", "timeout")]
+    assert viz.NOT_RUN_LABEL not in legend  # the key names what the picture holds
     render(fig)
 
 
@@ -120,8 +155,8 @@ def test_timeline_labels_each_wait_with_its_length_and_marks_retry_after(three_a
     labels = [t.get_text() for t in fig.axes[0].texts if t.get_gid() == "wait-label"]
     waits = [a.wait_after for a in three_attempts.trace if a.wait_after > 0]
     assert len(labels) == len(waits) == 2
-    assert labels[0].startswith(viz._fmt_seconds(waits[0])) and "Retry-After" not in labels[0]
-    assert labels[1] == f"{viz._fmt_seconds(waits[1])} Retry-After"
+    assert labels[0].startswith(fmt_seconds(waits[0])) and "Retry-After" not in labels[0]
+    assert labels[1] == f"{fmt_seconds(waits[1])} Retry-After"
     assert waits[1] >= 2.0  # the server's Retry-After held
     assert len(collection(fig, "retry-after-waits").get_segments()) == 1
     assert len(collection(fig, "waits").get_segments()) == 1
@@ -141,21 +176,17 @@ def test_timeline_of_a_permission_error_shows_one_fatal_attempt():
         return await ToolExecutor(max_retries=3).execute(tool, "files")
     result = run(go)
     fig = viz.retry_timeline(result)
-    assert len(collection(fig, "attempts-fatal").get_paths()) == 1
-    assert sum(len(c.get_paths()) for c in fig.axes[0].collections if str(c.get_gid()).startswith("attempts-")) == 1
+    assert drawn_attempts(fig) == Counter({"fatal": 1}) and paths(fig, "attempts-fatal") == 1
 
 
 def test_timeline_of_fifty_concurrent_calls_has_a_row_per_call_and_all_attempts(batch):
     calls = list(batch.call_history)
     fig = viz.retry_timeline(calls)
-    drawn = Counter()
-    for c in fig.axes[0].collections:
-        if str(c.get_gid()).startswith("attempts-"):
-            drawn[c.get_gid()] += len(c.get_paths())
-    expected = Counter(f"attempts-{viz.attempt_outcome(a)}" for r in calls for a in r.trace)
+    drawn = drawn_attempts(fig)
+    expected = Counter(viz.attempt_outcome(a) for r in calls for a in r.trace)
     assert drawn == expected and sum(drawn.values()) > 50  # some calls were retried
     assert fig.axes[0].get_ylim() == (49.5, -0.5)
-    assert f"50 次调用，{sum(expected.values())} 次尝试" in fig.axes[0].get_title()
+    assert f"50 次调用，{sum(expected.values())} 次尝试" in fig.axes[0].get_title("left")
     render(fig)
 
 
@@ -166,9 +197,17 @@ def test_timeline_accepts_a_retry_outcome_and_the_executor_itself(batch):
         return await call_tool_with_retry(tool, max_retries=2)
     outcome = run(go)
     fig = viz.retry_timeline(outcome)
-    assert len(collection(fig, "attempts-retryable").get_paths()) == 1
-    assert len(collection(fig, "attempts-ok").get_paths()) == 1
-    assert viz.retry_timeline(batch).axes[0].get_title() == viz.retry_timeline(list(batch.call_history)).axes[0].get_title()
+    assert drawn_attempts(fig) == Counter({"retryable": 1, "ok": 1})
+    assert (viz.retry_timeline(batch).axes[0].get_title("left")
+            == viz.retry_timeline(list(batch.call_history)).axes[0].get_title("left"))
+
+
+def test_timeline_names_every_row_of_a_few_calls_and_numbers_a_few_rows_of_many(batch):
+    few = viz.retry_timeline(list(batch.call_history)[:20])
+    assert [t.get_text() for t in few.axes[0].get_yticklabels()] == [f"{i}. {r.name}" for i, r in
+                                                                       enumerate(list(batch.call_history)[:20], 1)]
+    many = [t.get_text() for t in viz.retry_timeline(batch).axes[0].get_yticklabels()]
+    assert many[0] == "1" and many[-1] == "50" and 4 <= len(many) <= 9
 
 
 def test_timeline_of_no_calls_is_an_empty_state_figure():
@@ -201,9 +240,7 @@ def test_backoff_strategies_plots_each_modes_median_over_the_seeds():
 
 def test_herd_histogram_totals_equal_the_arrivals_and_peaks_are_printed():
     fig = viz.thundering_herd(60, retries=3, bin_ms=100, seed=1)
-    peaks = viz.herd_peaks(60, retries=3, bin_ms=100, seed=1)
-    assert peaks["none"] == 60  # no jitter: every client retries in the same 100 ms
-    assert peaks["full"] < 60 / 2 and peaks["decorrelated"] < 60 / 2
+    peaks = simulation.herd_peaks(60, retries=3, bin_ms=100, seed=1)
     for ax, mode in zip(fig.axes, viz.JITTER_MODES):
         stairs = [p for p in ax.patches if p.get_gid() == f"herd-{mode}"][0]
         values = stairs.get_data().values
@@ -213,27 +250,20 @@ def test_herd_histogram_totals_equal_the_arrivals_and_peaks_are_printed():
     render(fig)
 
 
-def test_herd_arrivals_follow_backoff_schedules():
-    arrivals = viz.herd_arrivals(3, retries=2, seed=0)
-    expected = []
-    for i in range(3):
-        a, b = Backoff(jitter="full").schedule(2, seed=i)
-        expected += [a, a + b]
-    assert arrivals["full"] == sorted(expected)
-    assert arrivals["none"] == [1.0, 1.0, 1.0, 3.0, 3.0, 3.0]
-
-
 # --- call statistics -------------------------------------------------------------------------
 
-def test_call_stats_stacks_calls_per_tool_by_status(batch):
+def test_call_stats_stacks_each_tools_calls_by_how_they_ended(batch):
     fig = viz.call_stats(batch)
+    calls = list(batch.call_history)
+    names = sorted({r.name for r in calls})
+    for outcome in ("ok", "partial", "retryable", "timeout", "fatal"):
+        per_tool = Counter(r.name for r in calls if viz.call_outcome(r) == outcome)
+        assert lengths(fig, f"calls-{outcome}") == [per_tool[n] for n in names if per_tool[n]], outcome
+    assert sum(sum(lengths(fig, f"calls-{k}")) for k in ("ok", "partial", "retryable", "timeout", "fatal")) == 50
     per_tool = batch.get_summary()["per_tool"]
-    names = sorted(per_tool)
-    for status, key in (("success", "success"), ("partial", "partial"), ("error", "failed")):
-        widths = [p.get_width() for p in bars(fig, f"status-{status}")]
-        assert widths == [per_tool[name][key] for name in names]
     rates = [t for t in texts(fig) if "成功率" in t and "\n" in t]
     assert rates == [f"{n}\n成功率 {per_tool[n]['success'] / per_tool[n]['calls']:.0%}" for n in names]
+    assert fig.get_layout_engine() is None  # a fixed layout: drawing it draws it once
     render(fig)
 
 
@@ -241,17 +271,20 @@ def test_call_stats_counts_retries_per_call_and_failed_attempts_by_code(batch):
     fig = viz.call_stats(batch)
     calls = list(batch.call_history)
     retries = Counter(r.retries for r in calls)
-    assert [p.get_height() for p in bars(fig, "retries")] == [retries.get(x, 0) for x in range(max(retries) + 1)]
+    assert lengths(fig, "retries", axis=1) == [retries[x] for x in range(max(retries) + 1) if retries[x]]
     timeouts = sum(1 for r in calls for a in r.trace if a.code == "TIMEOUT")
-    drawn = sum(p.get_width() for p in bars(fig, "errors-timeout"))
-    assert drawn == timeouts > 0
+    assert sum(lengths(fig, "errors-timeout")) == timeouts > 0
+    failed = sum(1 for r in calls for a in r.trace if a.outcome != "ok")
+    attempts = sum(len(r.trace) for r in calls)
+    assert any(f"失败的尝试：{failed} 次（共 {attempts} 次尝试）" == t for t in texts(fig))
+    assert f"共 {attempts} 次尝试" in fig._suptitle.get_text()
 
 
 def test_call_stats_of_a_list_of_results_matches_the_executor(batch):
     from_list = viz.call_stats(list(batch.call_history))
     from_executor = viz.call_stats(batch)
-    assert ([p.get_width() for p in bars(from_list, "status-success")]
-            == [p.get_width() for p in bars(from_executor, "status-success")])
+    assert lengths(from_list, "calls-ok") == lengths(from_executor, "calls-ok") != []
+    assert render(from_list) == render(from_executor)
 
 
 def test_call_stats_of_an_unused_executor_is_an_empty_state_figure():
@@ -280,16 +313,20 @@ def test_budget_curve_refuses_no_sizes():
         viz.budget_curve([])
 
 
-def test_truncation_map_shows_exact_head_cut_and_tail():
-    text = "".join(f"第 {i} 行：销售记录\n" for i in range(2000))
-    cut = smart_truncate(text, max_chars=1000, keep_head=600, keep_tail=300)
-    omitted = int(re.search(r"已省略 (\d+) 字符", cut).group(1))
-    fig = viz.truncation_map(text, cut)
+@pytest.mark.parametrize("text", [
+    "".join(f"第 {i} 行：销售记录\n" for i in range(2000)),
+    "\n\n".join(f"第 {i} 段。" for i in range(1500)),  # blank lines: the marker's own newlines touch the text's
+    "一" * 5000,
+])
+def test_truncation_map_shows_smart_truncates_exact_head_cut_and_tail(text):
+    parts = truncate_parts(text, max_chars=1000, keep_head=600, keep_tail=300)
+    fig = viz.truncation_map(text, parts)
     head, gap, tail = (bars(fig, f"segment-{k}")[0].get_width() for k in ("head", "cut", "tail"))
-    assert gap == omitted
+    assert (head, gap, tail) == (len(parts.head), parts.omitted, len(parts.tail))
     assert head + gap + tail == len(text)
-    assert text.startswith(cut[:head]) and text.endswith(cut[-tail:])
-    assert f"省略 {omitted:,}" in fig.axes[0].get_title()
+    assert parts.text == smart_truncate(text, max_chars=1000, keep_head=600, keep_tail=300)
+    assert f"给模型 {len(parts.text):,} 字符" in fig.axes[0].get_title("left")
+    assert f"省略 {parts.omitted:,}，标记 {len(parts.marker)}" in fig.axes[0].get_title("left")
     render(fig)
 
 
@@ -309,6 +346,8 @@ def test_truncation_map_refuses_empty_or_non_text():
         viz.truncation_map("", "")
     with pytest.raises(TypeError):
         viz.truncation_map(["a"], "a")
+    with pytest.raises(TypeError):
+        viz.truncation_map("abc", 3)
 
 
 # --- determinism, fonts, no global state ------------------------------------------------------
@@ -322,7 +361,7 @@ def all_charts(three_attempts, batch):
         "herd": viz.thundering_herd(30, retries=3),
         "stats": viz.call_stats(batch),
         "budget": viz.budget_curve([10, 1000]),
-        "truncation": viz.truncation_map(text, smart_truncate(text, 1000, 500, 300)),
+        "truncation": viz.truncation_map(text, truncate_parts(text, 1000, 500, 300)),
         "empty": viz.call_stats([]),
     }
 
@@ -339,15 +378,17 @@ def test_every_chart_renders_with_the_shipped_font_and_no_missing_glyph(three_at
     assert shipped_font == viz.SHIPPED_FAMILY
     for name, fig in all_charts(three_attempts, batch).items():
         render(fig)  # a missing glyph would raise here
-        title = fig.axes[0].title
+        title = fig.axes[0]._left_title
         assert font_manager.findfont(title.get_fontproperties()) == str(viz.SHIPPED_FONT), name
 
 
 def test_shipped_font_covers_every_chinese_character_in_the_charts_and_common_hanzi():
     from fontTools.ttLib import TTFont
 
+    from pathlib import Path
+
     cmap = TTFont(str(viz.SHIPPED_FONT))["cmap"].getBestCmap()
-    source = open(viz.__file__, encoding="utf-8").read()
+    source = "".join(path.read_text(encoding="utf-8") for path in Path(viz.__file__).parent.glob("*.py"))
     used = set(re.findall(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]", source))
     assert used and [c for c in used if ord(c) not in cmap] == []
     level1 = {bytes([row, cell]).decode("gb2312") for row in range(0xB0, 0xD8) for cell in range(0xA1, 0xFF)
@@ -394,52 +435,100 @@ def test_same_png_bytes_in_a_fresh_process(three_attempts):
 
 @pytest.fixture(scope="module")
 def guarded():
-    """Waves of calls to a failing service, with a circuit breaker and a small retry budget."""
+    """Waves of calls to a failing service, with a circuit breaker and a small retry budget, and every
+    event a hook collected: (executor, events)."""
+    from types import SimpleNamespace
+
     from toolkit import CircuitBreaker, RetryBudget, get_clock
+
+    events = []
 
     async def go():
         executor = ToolExecutor(max_retries=3, breaker=CircuitBreaker(failure_threshold=3, cooldown=5.0),
-                                budget=RetryBudget(capacity=60))
+                                budget=RetryBudget(capacity=60), hooks=[events.append])
         tools = [inject_faults(ok_tool, rates={"timeout": 0.3, "unavailable": 0.3}, seed=s) for s in range(2)]
         for _ in range(6):
             await asyncio.gather(*[executor.execute(tools[i % 2], f"tool_{i % 2}") for i in range(10)])
             await get_clock().sleep(2)
         return executor
-    return run(go)
+    return SimpleNamespace(executor=run(go), events=events)
 
 
-def test_call_stats_adds_breaker_windows_and_budget_tokens_when_the_run_had_them(guarded):
-    fig = viz.call_stats(guarded)
+def test_call_stats_draws_the_breaker_and_the_budget_from_their_events(guarded):
+    executor, events = guarded.executor, guarded.events
+    fig = viz.call_stats(executor, events=events)
     assert len(fig.axes) == 6
-    refused = [r for r in guarded.call_history if r.error_code == "CIRCUIT_OPEN"]
-    marks = [ln for ax in fig.axes for ln in ax.lines if ln.get_gid() == "breaker-refused"][0]
-    assert len(marks.get_xdata()) == len(refused) > 0
-    windows = viz.breaker_windows(guarded.call_history, 3, 5.0)
-    t0 = min(r.started_at for r in guarded.call_history)
-    for r in refused:  # every refused call fell inside a replayed open window of its tool
-        assert any(a <= r.started_at <= b for a, b in windows[r.name])
-    drawn = [c for ax in fig.axes for c in ax.collections if c.get_gid() == "breaker-open"]
-    assert sum(len(c.get_paths()) for c in drawn) == sum(len(w) for w in windows.values())
-    tokens = [ln for ax in fig.axes for ln in ax.lines if ln.get_gid() == "budget-tokens"][0]
-    points = viz.budget_tokens(guarded.call_history, guarded.budget)
-    assert list(tokens.get_ydata()) == [v for _, v in points]
+    history = list(executor.call_history)
+    t0 = min(r.started_at for r in history)
+    refused = [r for r in history if r.error_code == "CIRCUIT_OPEN"]
+    marks = line(fig, "breaker-refused")
+    assert len(marks.get_xdata()) == len(refused) == sum(1 for e in events if e.kind == "breaker_reject") > 0
+    windows = viz.breaker_windows(events)
+    opened = [e for e in events if e.kind == "breaker_state" and e.state == "open"]
+    assert paths(fig, "breaker-open") == len(opened) == sum(1 for w in windows.values() for *_, st in w if st == "open")
+    for r in refused:  # every refused call fell inside an open window of its tool
+        assert any(a <= r.started_at <= b for a, b, state in windows[r.name] if state == "open"), r.started_at
+    tokens = line(fig, "budget-tokens")
+    points = viz.budget_tokens(events, executor.budget.capacity)
+    assert list(tokens.get_ydata()) == [v for _, v in points] and points[0][1] == 60
     assert list(tokens.get_xdata()) == [t - t0 for t, _ in points]
-    assert any("被拒的重试 " + str(guarded.budget.denied) in t for t in texts(fig))
+    assert points[-1][1] == executor.budget.tokens  # the events end where the real budget is
+    denied = [e for e in events if e.kind == "budget_deny"]
+    assert len(line(fig, "budget-denied").get_xdata()) == len(denied) == executor.budget.denied > 0
+    assert any(f"被拒的重试（{len(denied)} 次）" in t for t in texts(fig))
     render(fig)
 
 
-def test_budget_replay_charges_retries_and_refunds_successes():
+def test_a_rejected_call_is_no_attempt_in_the_statistics(guarded):
+    """Calls the breaker refused are counted apart: a grey part of their tool's bar, not failed attempts."""
+    executor, events = guarded.executor, guarded.events
+    fig = viz.call_stats(executor, events=events)
+    history = list(executor.call_history)
+    refused = [r for r in history if r.error_code == "CIRCUIT_OPEN"]
+    failed = sum(1 for r in history for a in r.trace if a.outcome != "ok")
+    assert sum(lengths(fig, "calls-not_run")) == len(refused) > 0
+    assert sum(sum(lengths(fig, f"errors-{k}")) for k in ("retryable", "timeout", "fatal", "partial")) == failed
+    assert "CIRCUIT_OPEN" not in [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]
+    assert sum(lengths(fig, "retries", axis=1)) == len(history) - len(refused)  # only calls that ran
+    assert viz.NOT_RUN_LABEL in [t.get_text() for lg in fig.legends for t in lg.get_texts()]
+    assert f"熔断拦下 {len(refused)} 次" in fig._suptitle.get_text()
+
+
+def test_without_events_the_statistics_show_what_the_results_say_and_say_so(guarded):
+    fig = viz.call_stats(guarded.executor)
+    refused = [r for r in guarded.executor.call_history if r.error_code == "CIRCUIT_OPEN"]
+    assert len(line(fig, "breaker-refused").get_xdata()) == len(refused)
+    assert paths(fig, "breaker-open") == 0 and list(line(fig, "budget-tokens").get_ydata()) == []
+    assert any("要收集事件" in t for t in texts(fig))
+    render(fig)
+
+
+def test_budget_tokens_follow_the_withdrawals_and_the_refund():
     from toolkit import RetryBudget
 
     tool = inject_faults(ok_tool, ["timeout", "server_error", "ok"])
     budget = RetryBudget(capacity=100)
+    events = []
 
     async def go():
-        return await ToolExecutor(max_retries=3, budget=budget).execute(tool, "t")
-    result = run(go)
-    points = viz.budget_tokens([result], RetryBudget(capacity=100))
+        return await ToolExecutor(max_retries=3, budget=budget, hooks=[events.append]).execute(tool, "t")
+    run(go)
+    points = viz.budget_tokens(events, 100)
     assert [v for _, v in points] == [100, 90, 85, 86]  # timeout retry 10, 5xx retry 5, success +1
-    assert points[-1][1] == budget.tokens  # the replay ends where the real budget is
+    assert points[-1][1] == budget.tokens
+    assert [v for _, v in viz.budget_tokens(events)] == [100, 90, 85, 86]  # capacity read back from the first event
+
+
+def test_breaker_windows_end_at_the_next_change_or_after_the_cooldown():
+    from toolkit.hooks import ToolEvent
+
+    events = [ToolEvent("breaker_state", "a", None, 1.0, state="open", previous="closed", wait=5.0),
+              ToolEvent("breaker_state", "a", None, 8.0, state="half_open", previous="open"),
+              ToolEvent("breaker_state", "a", None, 8.5, state="closed", previous="half_open"),
+              ToolEvent("breaker_state", "b", None, 2.0, state="open", previous="closed", wait=5.0),
+              ToolEvent("breaker_state", "b", None, float("nan"), state="closed", previous="open")]
+    assert viz.breaker_windows(events) == {"a": [(1.0, 6.0, "open"), (8.0, 8.5, "half_open")],
+                                           "b": [(2.0, 7.0, "open")]}
 
 
 def test_a_chart_shows_itself_as_png_in_a_notebook():
@@ -450,23 +539,6 @@ def test_a_chart_shows_itself_as_png_in_a_notebook():
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_timeline_ticks_the_servers_retry_after_where_the_trace_keeps_it():
-    from dataclasses import dataclass
-
-    from toolkit import Attempt, ToolResult
-
-    @dataclass(slots=True)
-    class HintedAttempt(Attempt):
-        retry_after: float | None = None
-
-    trace = [HintedAttempt(1, 0.0, 0.1, "error", "retryable", "RATE_LIMITED", "429", 3.0, retry_after=2.5),
-             HintedAttempt(2, 3.1, 3.2, "ok")]
-    fig = viz.retry_timeline(ToolResult("search", {"ok": 1}, attempts=2, trace=trace))
-    marks = collection(fig, "retry-after-marks").get_segments()
-    assert [list(seg[:, 0]) for seg in marks] == [[2.6, 2.6]]  # 0.1 s end + 2.5 s asked for
-    assert [t.get_text() for t in fig.axes[0].texts if t.get_gid() == "wait-label"] == ["3.0s Retry-After"]
-
-
 def test_bench_row_empties_a_chart_but_keeps_its_frame():
     from bench import charts
 
@@ -474,7 +546,7 @@ def test_bench_row_empties_a_chart_but_keeps_its_frame():
     assert len(results) == 40 and executor.get_summary()["total_calls"] == 40
     fig = charts.emptied(viz.call_stats(executor))
     assert all(not ax.patches and not ax.lines and not ax.collections for ax in fig.axes)
-    assert fig.axes[0].get_title() == "每个工具的调用数（按最终状态）"
+    assert fig.axes[0].get_title(loc="left") == "每个工具的调用（按结局）"
     assert tuple(charts.blank_like(fig).get_size_inches()) == tuple(fig.get_size_inches())
     assert charts.png_seconds(fig) > 0
 
@@ -486,12 +558,13 @@ import io, warnings
 from matplotlib import font_manager
 font_manager.fontManager.ttflist = [f for f in font_manager.fontManager.ttflist if "mpl-data" in f.fname]
 font_manager.fontManager._findfont_cached.cache_clear()
-from toolkit import viz, smart_truncate
+from toolkit import viz
+from toolkit.truncate import truncate_parts
 assert viz.font_family() == viz.SHIPPED_FAMILY, viz.font_family()
 warnings.simplefilter("error")
 text = "工具返回的日志\\n" * 500
 figs = [viz.backoff_strategies(3, seeds=5), viz.thundering_herd(10, retries=2), viz.call_stats([]),
-        viz.truncation_map(text, smart_truncate(text, 1000, 500, 300)), viz.budget_curve([10, 100])]
+        viz.truncation_map(text, truncate_parts(text, 1000, 500, 300)), viz.budget_curve([10, 100])]
 for fig in figs:
     fig.savefig(io.BytesIO(), format="png")
 print("rendered", len(figs))
@@ -514,79 +587,75 @@ def test_timeline_draws_the_calls_a_hook_saw_finish():
     from_history = viz.retry_timeline(executor.call_history)
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == \
         [t.get_text() for t in from_history.axes[0].get_yticklabels()]
-    assert sum(len(c.get_paths()) for c in fig.axes[0].collections if str(c.get_gid()).startswith("attempts-")) == 3
+    assert sum(drawn_attempts(fig).values()) == 3
 
 
-def test_timeline_of_a_faulty_tools_calls_has_one_row_per_call_coloured_by_fault():
-    tool = inject_faults(ok_tool, ["timeout", "rate_limit", "permission"])
-
-    async def go():
-        executor = ToolExecutor(max_retries=3)
-        await executor.execute(tool, "a")  # timeout, 429, then permission: fatal, no more tries
-        return executor
-    run(go)
-    assert [c.fault for c in tool.calls] == ["timeout", "rate_limit", "permission"]
-    fig = viz.retry_timeline(tool)
-    assert [len(collection(fig, f"attempts-{k}").get_paths()) for k in ("timeout", "retryable", "fatal")] == [1, 1, 1]
-    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["1. 超时", "2. 限流 429（带 Retry-After）",
-                                                                     "3. 权限不足"]
-    assert viz.retry_timeline(tool.calls).axes[0].get_title() == fig.axes[0].get_title()
-    render(fig)
+def test_timeline_refuses_a_faulty_tool_it_no_longer_reads():
+    """A FaultyTool's own calls are not a retry record (no waits, no outcome the caller saw)."""
+    tool = inject_faults(ok_tool, ["timeout"])
+    with pytest.raises(TypeError, match="retry_timeline"):
+        viz.retry_timeline(tool)
 
 
 def test_call_stats_draws_durations_equal_up_to_float_rounding():
     """A clean batch on the simulated clock gives 99.99999999999997 and 100.0 ms: one bar, no error."""
     results = [ToolResult("t", "ok", duration_ms=100.0 - (i % 2) * 3e-14) for i in range(40)]
     fig = viz.call_stats(results)
-    assert fig.axes
+    assert lengths(fig, "durations", axis=1) == [40.0]
 
 
 # --- LiveCharts: the failure panel's figures, redrawn in place ------------------------------------
 
-def paths(fig, gid: str) -> int:
-    return sum(len(c.get_paths()) for ax in fig.axes for c in ax.collections if c.get_gid() == gid)
-
-
-def heights(fig, gid: str) -> float:
-    """Total bar length in a live chart's PolyCollection: its rectangles' widths (barh) or heights (bar)."""
-    total = 0.0
-    for ax in fig.axes:
-        for c in ax.collections:
-            if c.get_gid() == gid:
-                for path in c.get_paths():
-                    xs, ys = path.vertices[:, 0], path.vertices[:, 1]
-                    total += (xs.max() - xs.min()) if gid.startswith(("status-", "errors-")) else ys.max() - ys.min()
-    return total
-
-
-def test_live_charts_draw_every_attempt_call_status_and_failed_attempt(batch):
+def test_live_charts_draw_every_attempt_call_and_failed_attempt(batch):
     live = viz.LiveCharts()
     png = live.draw(batch)
     assert set(png) == {"timeline", "stats"} and all(b.startswith(b"\x89PNG") for b in png.values())
     timeline, stats = live.figures["timeline"], live.figures["stats"]
     history = list(batch.call_history)
-    assert sum(paths(timeline, f"attempts-{k}") for k in viz.OUTCOME_COLORS) == sum(r.attempts for r in history)
-    for outcome in viz.OUTCOME_COLORS:
-        expected = sum(1 for r in history for a in r.trace if viz.attempt_outcome(a) == outcome)
-        assert paths(timeline, f"attempts-{outcome}") == expected, outcome
+    assert sum(drawn_attempts(timeline).values()) == sum(r.attempts for r in history)
+    assert drawn_attempts(timeline) == Counter(viz.attempt_outcome(a) for r in history for a in r.trace)
     assert paths(timeline, "waits") + paths(timeline, "retry-after-waits") == sum(r.retries for r in history)
-    statuses = Counter(r.status for r in history)
-    for status in ("success", "partial", "error"):
-        assert heights(stats, f"status-{status}") == statuses[status], status
+    outcomes = Counter(viz.call_outcome(r) for r in history)
+    for outcome in ("ok", "partial", "retryable", "timeout", "fatal", "not_run"):
+        assert sum(lengths(stats, f"calls-{outcome}")) == outcomes[outcome], outcome
     failed_attempts = sum(1 for r in history for a in r.trace if viz.attempt_outcome(a) != "ok")
-    assert sum(heights(stats, f"errors-{k}") for k in ("retryable", "timeout", "fatal", "partial")) == failed_attempts
-    assert heights(stats, "retries") == len(history)  # one bar per retry count, together every call
+    assert sum(sum(lengths(stats, f"errors-{k}")) for k in ("retryable", "timeout", "fatal", "partial")) == failed_attempts
+    assert sum(lengths(stats, "retries", axis=1)) == len(history)  # one bar per retry count, together every call
     assert f"{len(history)} 次调用" in stats._suptitle.get_text()
     assert not any(ax.get_legend() for fig in live.figures.values() for ax in fig.axes)  # the key is the panel's
+    assert not stats.legends
+
+
+def test_the_live_charts_and_the_notebook_charts_are_one_drawing(batch, guarded):
+    """LiveCharts keeps the builders retry_timeline and call_stats use: same data, same artists' data."""
+    live = viz.LiveCharts()
+    for executor, events in ((batch, None), (guarded.executor, guarded.events)):
+        live.draw(executor, events)
+        pairs = ((live.figures["timeline"], viz.retry_timeline(executor)),
+                 (live.figures["stats"], viz.call_stats(executor, events=events)))
+        for kept, anew in pairs:
+            gids = {c.get_gid() for ax in anew.axes for c in ax.collections} | {ln.get_gid() for ax in anew.axes
+                                                                               for ln in ax.lines}
+            for gid in sorted(g for g in gids if g):
+                got = [c.get_paths() for ax in kept.axes for c in ax.collections if c.get_gid() == gid]
+                want = [c.get_paths() for ax in anew.axes for c in ax.collections if c.get_gid() == gid]
+                assert [[p.vertices.tolist() for p in ps] for ps in got] == \
+                    [[p.vertices.tolist() for p in ps] for ps in want], gid
+                got = [ln.get_xydata().tolist() for ax in kept.axes for ln in ax.lines if ln.get_gid() == gid]
+                want = [ln.get_xydata().tolist() for ax in anew.axes for ln in ax.lines if ln.get_gid() == gid]
+                assert got == want, gid
+            key_row = 0.3 if anew.legends else 0.0  # the notebook's statistics carry their key in a row of their own
+            assert kept.get_size_inches()[1] == pytest.approx(anew.get_size_inches()[1] - key_row)
 
 
 def test_live_charts_reused_give_the_same_bytes_as_new_ones(batch, guarded):
     """Whatever was drawn before (another shape, wait labels, a breaker row), a redraw leaves nothing of it."""
     live = viz.LiveCharts()
-    for source in (guarded, batch, guarded):
-        live.draw(source)
+    g = (guarded.executor, guarded.events)
+    for source in (g, (batch, None), g):
+        live.draw(*source)
     assert live.draw(batch) == viz.LiveCharts().draw(batch)
-    assert live.draw(guarded) == viz.LiveCharts().draw(guarded)
+    assert live.draw(*g) == viz.LiveCharts().draw(*g)
     assert len(live.figures["stats"].axes) == 6  # the breaker and budget row came back with the guarded run
 
 
@@ -595,7 +664,7 @@ def test_live_timeline_labels_waits_for_a_few_calls_only(three_attempts, batch):
         call_history = [three_attempts]
 
         def get_summary(self):
-            return {"per_tool": {"weather": {"calls": 1, "success": 1, "partial": 0, "failed": 0, "retries": 2}}}
+            return {"total_calls": 1}
     live = viz.LiveCharts()
     live.draw(One())
     labels = [t.get_text() for t in live.figures["timeline"].axes[0].texts if t.get_gid() == "wait-label"]
@@ -608,14 +677,83 @@ def test_live_charts_render_with_the_shipped_font_and_no_missing_glyph(guarded, 
     live = viz.LiveCharts()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        live.draw(guarded)
+        live.draw(guarded.executor, guarded.events)
     for fig in live.figures.values():
-        assert font_manager.findfont(fig.axes[0].title.get_fontproperties()) == str(viz.SHIPPED_FONT)
+        assert font_manager.findfont(fig.axes[0]._left_title.get_fontproperties()) == str(viz.SHIPPED_FONT)
 
 
 def test_live_charts_of_an_unused_executor_say_there_are_no_calls():
     live = viz.LiveCharts()
     png = live.draw(ToolExecutor())
     assert png["timeline"].startswith(b"\x89PNG")
-    assert "还没有调用记录" in live.figures["timeline"].axes[0].get_title()
+    assert "还没有调用记录" in live.figures["timeline"].axes[0].get_title("left")
     assert "还没有调用记录" in live.figures["stats"]._suptitle.get_text()
+
+
+# --- times that are not finite numbers, instant attempts -------------------------------------------
+
+def nan_shapes():
+    """Records with a NaN or infinite time in several places, each with one good call beside it."""
+    from toolkit import Attempt
+
+    nan, inf = float("nan"), float("inf")
+    good = ToolResult("good", {"ok": 1}, duration_ms=100.0, started_at=0.0,
+                      trace=[Attempt(1, 0.0, 0.1, "ok")])
+
+    def one(trace, **kw):
+        return ToolResult("bad", {"ok": 1}, attempts=max(len(trace), 1), trace=trace, **kw)
+    return {
+        "nan start": [good, one([Attempt(1, nan, 0.2, "ok")], started_at=nan)],
+        "inf end": [good, one([Attempt(1, 0.0, inf, "ok")])],
+        "-inf start": [good, one([Attempt(1, -inf, 0.1, "ok")])],
+        "nan wait": [good, one([Attempt(1, 0.0, 0.1, "error", "retryable", "TIMEOUT", "x", nan),
+                                Attempt(2, 0.2, 0.3, "ok")])],
+        "inf wait": [good, one([Attempt(1, 0.0, 0.1, "error", "retryable", "RATE_LIMITED", "x", inf),
+                                Attempt(2, 0.2, 0.3, "ok")])],
+        "nan duration": [good, one([Attempt(1, 0.0, 0.1, "ok")], duration_ms=nan)],
+        "inf started_at, not run": [good, ToolResult("bad", None, "拦下", error_type="retryable",
+                                                     error_code="CIRCUIT_OPEN", attempts=0, started_at=inf)],
+        "all bad": [one([Attempt(1, nan, nan, "ok")], started_at=nan, duration_ms=inf)],
+    }
+
+
+@pytest.mark.parametrize("shape", list(nan_shapes()))
+def test_charts_skip_times_that_are_not_finite_and_say_so(shape):
+    records = nan_shapes()[shape]
+    timeline = viz.retry_timeline(records)
+    stats = viz.call_stats(records)
+    render(timeline)
+    render(stats)
+    for fig in (timeline, stats):
+        for ax in fig.axes:
+            assert all(np.isfinite(lim) for lim in (*ax.get_xlim(), *ax.get_ylim())), shape
+    timeline_says = any("不是有限数" in t for t in texts(timeline))
+    stats_says = any("不是有限数" in t for t in texts(stats))
+    assert timeline_says == (shape != "nan duration"), shape  # the timeline reads attempt times
+    assert stats_says == (shape in ("nan start", "nan duration", "inf started_at, not run", "all bad")), shape
+    live = viz.LiveCharts()
+    assert live.draw(records)["timeline"].startswith(b"\x89PNG")
+
+
+def test_an_instant_success_is_a_dot_not_a_line_like_the_retry_after_key():
+    from toolkit import Attempt
+
+    trace = [Attempt(1, 0.0, 0.0, "error", "retryable", "RATE_LIMITED", "429", 2.0), Attempt(2, 2.0, 2.0, "ok")]
+    fig = viz.retry_timeline(ToolResult("t", {"ok": 1}, attempts=2, trace=trace))
+    dots = collection(fig, "instant-attempts")
+    assert dots.get_offsets().tolist() == [[0.0, 0.0], [2.0, 0.0]]
+    assert [to_hex(c) for c in dots.get_facecolors()] == [viz.OUTCOME_COLORS["retryable"], viz.OUTCOME_COLORS["ok"]]
+    assert dots.get_sizes()[0] > 10  # a dot one can see, not a hairline
+    assert paths(fig, "attempts-ok") == 0 and len(collection(fig, "retry-after-waits").get_segments()) == 1
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert viz.INSTANT_LABEL in legend and "按 Retry-After 等待" in legend
+    render(fig)
+
+
+def test_the_naive_dump_is_counted_exactly_without_building_it():
+    from toolkit.viz.budget import _naive_chars
+
+    shapes = [viz.sample_records(1), viz.sample_records(37), viz.sample_records(30_000),
+              [{"a": "带\n换行", "b": "\"引号\""}, {"b": None, "c": 1.5, "d": True}]]
+    for records in shapes:
+        assert _naive_chars(records) == len(json.dumps(records, ensure_ascii=False, indent=2)), records

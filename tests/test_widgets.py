@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("ipywidgets")
 pytest.importorskip("matplotlib")
 
-from toolkit import ToolResult  # noqa: E402
+from toolkit import ErrorCode, ToolResult  # noqa: E402
 from toolkit.tools import DATA_DIR_ENV  # noqa: E402
 from toolkit.widgets import (FAULT_KINDS, AgentPanel, BudgetPlayground, DecisionPicker,  # noqa: E402
                              FailurePanel)
@@ -30,6 +30,12 @@ def only(kind: str, rate: float = 1.0) -> dict:
 
 def attempts_of(panel: FailurePanel) -> int:
     return sum(r.attempts for r in panel.executor.call_history)
+
+
+def bar_lengths(fig, gid: str) -> float:
+    """Total length of the horizontal bars in the collections with this gid (their rectangles' widths)."""
+    return sum(float(p.vertices[:, 0].max() - p.vertices[:, 0].min())
+               for ax in fig.axes for c in ax.collections if c.get_gid() == gid for p in c.get_paths())
 
 
 def timeline_bars(fig) -> int:
@@ -193,9 +199,42 @@ def test_run_from_inside_a_running_event_loop_works_like_a_jupyter_button():
 def test_circuit_breaker_makes_later_calls_fail_fast():
     panel = FailurePanel(calls=30, concurrency=1, max_retries=1, rates=only("server_error"), breaker=True)
     panel.run()
-    fused = [r for r in panel.results if r.error_code == "CIRCUIT_OPEN"]
+    fused = [r for r in panel.results if r.error_code == ErrorCode.CIRCUIT_OPEN]
     assert fused and all(r.attempts == 0 for r in fused)
     assert f"熔断拦下 {len(fused)} 次" in panel.last_summary
+
+
+def test_the_charts_count_attempts_as_the_summary_does_and_breaker_rejections_apart():
+    """86 rejections were once drawn as failed attempts while the summary said "共 34 次尝试"."""
+    panel = FailurePanel(calls=120, concurrency=10, rates=only("server_error", 0.9), breaker=True, seed=3)
+    panel.run()
+    rejected = [r for r in panel.results if r.error_code == ErrorCode.CIRCUIT_OPEN]
+    attempts = attempts_of(panel)
+    failed = sum(1 for r in panel.results for a in r.trace if a.outcome != "ok")
+    assert len(rejected) > 20 and f"共 {attempts} 次尝试" in panel.last_summary
+    stats = panel.figures["stats"]
+    assert f"共 {attempts} 次尝试" in stats._suptitle.get_text()
+    assert f"熔断拦下 {len(rejected)} 次" in stats._suptitle.get_text()
+    assert sum(bar_lengths(stats, f"errors-{k}") for k in ("retryable", "timeout", "fatal", "partial")) == failed
+    assert bar_lengths(stats, "calls-not_run") == len(rejected)  # counted apart, as calls that never ran
+    refused = [ln for ax in stats.axes for ln in ax.lines if ln.get_gid() == "breaker-refused"][0]
+    assert len(refused.get_xdata()) == len(rejected)
+    opened = [e for e in panel.events if e.kind == "breaker_state" and e.state == "open"]
+    assert opened and sum(len(c.get_paths()) for ax in stats.axes for c in ax.collections
+                          if c.get_gid() == "breaker-open") == len(opened)
+    assert "未执行" in panel.key.value  # the rejections are in the colour key
+
+
+def test_at_latency_zero_every_attempt_is_still_a_visible_mark():
+    panel = FailurePanel(calls=30, concurrency=30, latency=0.0, rates=only("server_error", 0.3), seed=1)
+    panel.run()
+    timeline = panel.figures["timeline"]
+    dots = [c for ax in timeline.axes for c in ax.collections if c.get_gid() == "instant-attempts"][0]
+    assert len(dots.get_offsets()) + timeline_bars(timeline) == attempts_of(panel)
+    assert len(dots.get_offsets()) == attempts_of(panel)  # every attempt took no time: each is a dot
+    limited = [c for ax in timeline.axes for c in ax.collections if c.get_gid() == "retry-after-waits"][0]
+    assert limited.get_segments() == []  # nothing drawn in the Retry-After style without a 429
+    assert "圆点" in panel.key.value
 
 
 def test_retry_budget_caps_the_retries_of_a_failing_batch():
@@ -254,6 +293,7 @@ def test_the_colour_key_beside_the_charts_names_every_colour_they_use():
     assert panel.key in panel.widget.children
     for outcome, colour in viz.OUTCOME_COLORS.items():
         assert f"background:{colour}" in panel.key.value and viz.OUTCOME_LABELS[outcome] in panel.key.value
+    assert f"background:{viz.NOT_RUN_COLOR}" in panel.key.value and viz.NOT_RUN_LABEL in panel.key.value
     assert f"dotted {viz.WAIT_COLOR}" in panel.key.value and "退避等待" in panel.key.value
     assert f"dashed {viz.RETRY_AFTER_COLOR}" in panel.key.value and "Retry-After" in panel.key.value
 
@@ -277,16 +317,18 @@ def test_agent_panel_honest_run_shows_the_transcript_and_passes_the_check(offlin
     panel.run()
     assert panel.run_record.stopped == "answered" and "9692" in panel.run_record.answer
     assert [r["role"] for r in panel.rows] == ["模型", "工具", "模型"]
-    assert tool_rows(panel)[0]["tool"] == "analyze_sales_csv" and tool_rows(panel)[0]["status"] == "成功"
-    assert panel.verdict.ok and "验收：通过" in panel.last_summary
+    assert tool_rows(panel)[0]["tool"] == "analyze_sales_csv" and tool_rows(panel)[0]["status"] == "✔ 成功"
+    assert "4495" in tool_rows(panel)[0]["excerpt"]  # what the model read of the data, from the ToolResult
+    assert panel.verdict is panel.run_record.check and panel.verdict.ok and "验收：✔ 通过" in panel.last_summary
     assert "<table" in panel.transcript.value and "内容摘录" in panel.transcript.value
+    assert "white-space:nowrap" in panel.transcript.value  # 轮, 角色 and 尝试 never break one character per line
 
 
 def test_two_timeouts_then_ok_takes_three_attempts_on_the_simulated_clock(offline):
     panel = AgentPanel(fault="timeouts")
     panel.run()
     (row,) = tool_rows(panel)
-    assert row["attempts"] == 3 and row["status"] == "成功" and panel.verdict.ok
+    assert row["attempts"] == 3 and row["status"] == "✔ 成功" and panel.verdict.ok
 
 
 def test_rate_limited_sales_tool_is_retried_then_reported_without_real_waiting(offline):
@@ -303,16 +345,36 @@ def test_rate_limited_sales_tool_is_retried_then_reported_without_real_waiting(o
 def test_data_faults_reach_the_model_and_the_data_dir_is_restored(offline, fault, code):
     panel = AgentPanel(fault=fault)
     panel.run()
-    assert tool_rows(panel)[0]["status"] == f"失败 {code}"
+    assert tool_rows(panel)[0]["status"] == f"✘ 失败 {code}"
     assert "9692" not in panel.run_record.answer and panel.verdict.ok and panel.verdict.tool_failed
     assert DATA_DIR_ENV not in os.environ
+
+
+def test_data_faults_read_a_copy_of_the_data_without_touching_the_environment(offline, monkeypatch, tmp_path):
+    """The panel points its registry at a temporary copy (default_registry(data_dir=...)): a data folder set
+    in the environment stays as it was, during the run and after, and the fault still shows."""
+    import shutil
+
+    from toolkit.tools import data_dir
+
+    for item in data_dir().iterdir():
+        if item.is_file():
+            shutil.copy(item, tmp_path)
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    panel = AgentPanel(fault="missing_file")
+    panel.run()  # the environment's folder has sales.csv: only the panel's own copy lacks it
+    assert tool_rows(panel)[0]["status"] == "✘ 失败 FILE_NOT_FOUND"
+    assert os.environ[DATA_DIR_ENV] == str(tmp_path) and (tmp_path / "sales.csv").exists()
+    panel.fault.value = "none"
+    panel.run()  # the same environment, no fault: the panel's copy is gone, the real data answers
+    assert tool_rows(panel)[0]["status"] == "✔ 成功" and panel.verdict.ok
 
 
 def test_model_that_ignores_results_fails_the_answer_check(offline):
     panel = AgentPanel(behaviour="ignore-results")
     panel.run()
     assert panel.run_record.tool_results[0].ok
-    assert panel.verdict is not None and not panel.verdict.ok and "验收：未通过" in panel.last_summary
+    assert panel.verdict is not None and not panel.verdict.ok and "验收：✘ 未通过" in panel.last_summary
     assert "未通过验收" in panel.verdict_html.value
 
 
@@ -321,8 +383,8 @@ def test_looping_model_stops_at_max_turns_and_is_not_checked(offline):
     panel.max_turns.value = 3
     panel.run()
     assert panel.run_record.stopped == "max_turns" and panel.verdict is None
-    assert [r["status"] for r in tool_rows(panel)] == ["成功", "失败 REPEATED_CALL", "失败 REPEATED_CALL"]
-    assert "不适用" in panel.last_summary
+    assert [r["status"] for r in tool_rows(panel)] == ["✔ 成功", "✘ 失败 REPEATED_CALL", "✘ 失败 REPEATED_CALL"]
+    assert "验收：○ 不适用" in panel.last_summary
 
 
 @pytest.mark.parametrize("behaviour, first_code", [("unknown-tool", "UNKNOWN_TOOL"),
@@ -330,7 +392,7 @@ def test_looping_model_stops_at_max_turns_and_is_not_checked(offline):
 def test_misbehaving_model_gets_errors_then_an_answer_that_passes(offline, behaviour, first_code):
     panel = AgentPanel(behaviour=behaviour)
     panel.run()
-    assert tool_rows(panel)[0]["status"] == f"失败 {first_code}" and tool_rows(panel)[0]["attempts"] == 0
+    assert tool_rows(panel)[0]["status"] == f"✘ 失败 {first_code}" and tool_rows(panel)[0]["attempts"] == 0
     assert panel.run_record.stopped == "answered" and panel.verdict.ok  # refused calls are not "checked"
 
 
@@ -370,6 +432,36 @@ def test_budget_slider_cuts_long_text_and_keeps_head_and_tail():
 def test_budget_large_enough_leaves_text_unchanged():
     playground = BudgetPlayground("短文本", budget=100)
     assert playground.result == "短文本" and not playground.state["cut"] and "原样保留" in playground.stats.value
+
+
+BUDGET_TEXTS = {
+    "lines": LONG_TEXT,
+    "one long line": "没有换行的一大段文字" * 2000,
+    "ascii": "".join(f"row {i}: ok\n" for i in range(5000)),
+    "huge": "x" * 1_200_000,
+}
+
+
+@pytest.mark.parametrize("name", BUDGET_TEXTS)
+def test_what_the_playground_shows_fits_the_budget_it_shows_marker_included(name):
+    """Exercise 02 teaches that the marker counts: at every budget the text shown is within it."""
+    text = BUDGET_TEXTS[name]
+    playground = BudgetPlayground(text, budget=40)
+    for budget in range(playground.budget.min, playground.budget.max + 1, playground.budget.step):
+        playground.budget.value = budget
+        assert len(playground.result) <= budget, (name, budget, len(playground.result))
+        assert playground.state["output_chars"] == len(playground.result) and f"预算 {budget}" in playground.stats.value
+        assert "✔" in playground.stats.value
+    playground.budget.value = 40
+    assert "已省略" in playground.result and len(playground.result) <= 40
+
+
+def test_budget_playground_on_records_keeps_within_the_budget_too():
+    records = [{"id": i, "city": "上海", "amount": i * 10} for i in range(500)]
+    playground = BudgetPlayground(records, budget=40)
+    for budget in range(40, 4001, 120):
+        playground.budget.value = budget
+        assert len(playground.result) <= budget, (budget, len(playground.result))
 
 
 def test_budget_playground_on_records_uses_parse_tool_result_only():

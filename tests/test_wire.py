@@ -124,3 +124,105 @@ def test_no_if_chain_on_format_names_outside_the_wire_module():
     import toolkit.registry
     for module in (toolkit.executor, toolkit.messages, toolkit.registry):
         assert not re.search(r"""==\\s*["'](openai_chat|openai_responses|anthropic)["']""", inspect.getsource(module))
+
+
+# --- registering a format: built-ins are not replaced by accident, broken formats are refused ------------------------
+
+def _format(name: str = "my_format", **parts) -> WireFormat:
+    base = dict(tool_schema=lambda name, description, parameters: {"name": name},
+                result_message=lambda call_id, content, is_error: {"id": call_id, "content": content},
+                parse_call=lambda raw: make_call(field_of(raw, "id"), field_of(raw, "name"), None),
+                looks_like=lambda raw: field_of(raw, "my_format") is not None)
+    return WireFormat(name, **{**base, **parts})
+
+
+@pytest.fixture
+def restore_formats():
+    saved = dict(FORMATS)
+    yield
+    FORMATS.clear()
+    FORMATS.update(saved)
+
+
+@pytest.mark.parametrize("name", ["openai_chat", "openai_responses", "anthropic"])
+def test_a_built_in_format_is_not_replaced_without_replace_true(name, restore_formats):
+    original = FORMATS[name]
+    with pytest.raises(ValueError, match="replace=True"):
+        register_format(_format(name))
+    assert FORMATS[name] is original
+    message = format_tool_message("t", "call_1", ToolResult("t", "ok"), fmt=name)
+    assert message == original.result_message("call_1", message.get("content", message.get("output")), False)
+
+
+def test_replace_true_replaces_a_built_in_and_the_original_can_be_put_back(restore_formats):
+    from toolkit.wire import CHAT_COMPLETIONS
+    register_format(_format("openai_chat"), replace=True)
+    assert format_tool_message("t", "call_1", ToolResult("t", "ok"))["id"] == "call_1"
+    register_format(CHAT_COMPLETIONS)  # the toolkit's own object puts the built-in back
+    assert format_tool_message("t", "call_1", ToolResult("t", "ok"))["role"] == "tool"
+
+
+def test_registering_the_same_name_again_replaces_a_format_of_ones_own(restore_formats):
+    register_format(_format())
+    second = register_format(_format(result_message=lambda call_id, content, is_error: {"v": 2}))
+    assert FORMATS["my_format"] is second  # a notebook cell run twice
+
+
+def _raises(*args):
+    raise KeyError("content")
+
+
+@pytest.mark.parametrize("part, broken", [
+    ("tool_schema", _raises), ("result_message", _raises), ("parse_call", _raises), ("looks_like", _raises),
+    ("tool_schema", lambda *a: "not a dict"), ("result_message", lambda *a: ["not", "a", "dict"]),
+    ("parse_call", lambda raw: ("id", "name", "{}")), ("result_message", "not callable"),
+])
+def test_a_format_whose_function_fails_on_a_sample_is_refused_at_registration(part, broken, restore_formats):
+    with pytest.raises(ValueError, match=part) as caught:
+        register_format(_format(**{part: broken}))
+    assert "my_format" in str(caught.value) and "my_format" not in FORMATS
+
+
+@pytest.mark.parametrize("value", [None, "openai_chat", _format(""), {"name": "x"}])
+def test_register_format_refuses_what_is_not_a_named_format(value):
+    with pytest.raises(ValueError, match="WireFormat"):
+        register_format(value)
+
+
+def _fails_on_errors(call_id, content, is_error):
+    if json.loads(content)["status"] == "error" and not is_error:
+        raise KeyError("result")
+    return {"id": call_id, "content": content, "is_error": is_error}
+
+
+def _fails_on_long_content(call_id, content, is_error):
+    if len(content) > 1000:
+        raise RecursionError("too deep for this format")
+    return {"id": call_id, "content": content, "is_error": is_error}
+
+
+def _returns_a_list_for_some_ids(call_id, content, is_error):
+    return [call_id] if call_id == "call_9" and not is_error else {"id": call_id, "content": content,
+                                                                    "is_error": is_error}
+
+
+@pytest.mark.parametrize("result_message, data", [  # data, not ToolResults: no module-level ToolResult stays alive
+    (_fails_on_long_content, "很长的结果" * 400),
+    (_returns_a_list_for_some_ids, "ok"),
+])
+def test_a_format_that_fails_on_one_result_gives_an_error_result_in_its_own_shape(result_message, data,
+                                                                                  restore_formats):
+    from toolkit.readback import read_tool_content
+    fmt = register_format(_format(result_message=result_message))
+    message = format_tool_message("t", "call_9", ToolResult("t", data), fmt=fmt.name)
+    assert message["id"] == "call_9" and message["is_error"] is True
+    reading = read_tool_content(message["content"])
+    assert reading.failed and reading.error_code == "PLUGIN_ERROR" and "my_format" in reading.error
+
+
+def test_a_format_that_fails_even_on_the_error_result_raises_a_clear_value_error():
+    def always(call_id, content, is_error):
+        raise RuntimeError("broken")
+    unregistered = _format("passed_directly", result_message=always)  # never tried out by register_format
+    with pytest.raises(ValueError, match="passed_directly.*RuntimeError"):
+        format_tool_message("t", "call_1", ToolResult("t", "ok"), fmt=unregistered)

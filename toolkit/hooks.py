@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal
 
 from .breaker import BreakerState
+from .redaction import safe_str
 
 if TYPE_CHECKING:
     from .results import ToolResult
@@ -91,16 +92,27 @@ class HookError:
 
 
 def _name(fn: Any) -> str:
-    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    """A hook's name for HookError; never raises (an object whose attributes raise is named by its type)."""
+    for attr in ("__qualname__", "__name__"):
+        try:
+            name = getattr(fn, attr, None)
+        except Exception:
+            continue
+        if isinstance(name, str) and name:
+            return safe_str(name, 200)
+    return type(fn).__name__
 
 
 def call_hooks(hooks: Iterable[Callable[[Any], Any]], payload: Any, errors: "deque[HookError] | list[HookError]",
                kind: str) -> None:
-    """Call every hook with `payload`; an Exception from one is recorded in `errors`, never raised.
+    """Call every hook with `payload`; what one raises is recorded in `errors`, never raised.
 
     A hook that returns an awaitable (an `async def` hook) is refused the same
-    way: hooks run inline, so they must be plain functions.
-    KeyboardInterrupt and SystemExit still propagate.
+    way: hooks run inline, so they must be plain functions. The exception is
+    described with `safe_str`, so one whose `__str__` or `__repr__` raises is
+    recorded too. Only KeyboardInterrupt and SystemExit propagate: a hook runs
+    inline without awaiting, so a CancelledError or GeneratorExit it raises is
+    its own bug, not a cancellation of the call.
     """
     for hook in list(hooks):
         try:
@@ -110,5 +122,7 @@ def call_hooks(hooks: Iterable[Callable[[Any], Any]], payload: Any, errors: "deq
                 if close is not None:
                     close()  # no "coroutine was never awaited" warning
                 raise TypeError("a hook must be a plain function, not async: it runs inline with the call")
-        except Exception as exc:
-            errors.append(HookError(_name(hook), kind, f"{type(exc).__name__}: {exc}"[:300], exc))
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # noqa: B036 (a hook's own CancelledError is recorded, see above)
+            errors.append(HookError(_name(hook), kind, f"{type(exc).__name__}: {safe_str(exc, 280)}", exc))

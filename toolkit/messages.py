@@ -25,7 +25,7 @@ from .results import FATAL, PARTIAL, ErrorCode, PartialResult, ToolResult, class
 from .safety import redact_value, tool_output_warnings
 from .shrink import dumps, shrink_json
 from .task_context import TaskContext, split_task_context, with_task_context  # noqa: F401  (re-exported)
-from .wire import WireFormat, get_format
+from .wire import WireFormat, get_format, wrap_result
 
 __all__ = ["format_tool_message", "tool_content", "decision_for_model", "TaskContext", "with_task_context",
            "split_task_context", "WireFormat", "MESSAGE_MAX_CHARS"]
@@ -135,7 +135,9 @@ def format_tool_message(tool_name: str, tool_call_id: str, result: Any,
     hand is budgeted and redacted here); a plain value counts as success and an
     exception as a failure, and is budgeted and redacted here. `decision` (evaluate_tool_result's dict)
     adds {"action", "suggestion"} as the content's "decision". Data json cannot
-    serialize is shown as faithful text, so this never raises for any result.
+    serialize is shown as faithful text, so this never raises for any result (a
+    registered format whose result_message fails gets an error result instead:
+    toolkit.wire.wrap_result).
     Raises ValueError for an unknown fmt or an empty tool_call_id (the model
     could not match the result to its call).
     """
@@ -146,4 +148,4 @@ def format_tool_message(tool_name: str, tool_call_id: str, result: Any,
     content = tool_content(res, decision)  # res is budgeted now: tool_content takes it as it is
     if task_context is not None:
         content = with_task_context(content, task_context)
-    return wire.result_message(tool_call_id, content, res.status == "error")
+    return wrap_result(wire, tool_call_id, content, res.status == "error")

@@ -77,6 +77,12 @@ def parse_tool_result(result: Any, max_tokens: int = 2000, kind: ToolKind | None
       kind="read": text over `read_share` of `context_tokens` is cut head+tail.
       kind="write": only status and id fields are kept.
 
+    The budget counts the truncation marker too. A budget under about 15
+    tokens holds the marker alone ("…（已省略 N 字符）…", about 12 tokens: all
+    N characters left out, said exactly), so such an output may exceed the
+    budget, up to 15 tokens; Chinese text needs about 40 tokens before any of
+    its characters survive the marker.
+
     Never raises for any `result`; raises ValueError for max_tokens < 1 or an
     unknown kind/style.
     """

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import email.utils
 import math
-import re
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
+
+from .redaction import REDACT_MARGIN, SECRET_FIELD, redact, safe_str  # noqa: F401  (re-exported: the old home)
 
 ErrorType = Literal["retryable", "fatal", "partial"]
 RETRYABLE: ErrorType = "retryable"
@@ -188,71 +189,6 @@ class ErrorInfo:
         return self.error_type == RETRYABLE
 
 
-# --- secrets never leave -------------------------------------------------------
-
-# Each pattern masks the secret itself and keeps what names it ("api_key=***"), so a reader
-# still sees what was there. The shapes: provider key prefixes, auth schemes (Bearer,
-# Basic, Token) with any token characters (/, +, ., = included), name = value pairs with
-# an ASCII or a full-width colon, credentials in a URL's userinfo or query string.
-_TOKEN = r"[A-Za-z0-9_\-\.=+/~]"
-_SECRET_NAMES = (r"(?:api[_-]?key|apikey|access[_-]?key(?:[_-]?id)?|secret[_-]?(?:access[_-]?)?key|client[_-]?secret|"
-                 r"(?:access|refresh|auth|id|session)[_-]?token|token|secret|passw(?:or)?d|pwd|authorization|"
-                 r"credentials?|private[_-]?key|cookie|x-api-key|密码|密钥|口令|令牌)")
-_SECRET_PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    # provider-shaped keys, wherever they stand
-    (re.compile(r"sk-[A-Za-z0-9_\-]{8,}"), "sk-***"),
-    (re.compile(r"\b(?:AIza[0-9A-Za-z_\-]{20,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}|"
-                r"xox[abprs]-[A-Za-z0-9\-]{10,}|AKIA[0-9A-Z]{16}|glpat-[A-Za-z0-9_\-]{16,}|hf_[A-Za-z0-9]{20,}|"
-                r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{4,})"), "***"),
-    # name = value (JSON, env, headers, query strings); the value may start with an auth scheme
-    (re.compile(rf"(?i)((?<![A-Za-z]){_SECRET_NAMES}\\?[\"']?\s*[:=：]\s*\\?[\"']?)"
-                r"(?:(?:bearer|basic|token|digest)\s+)?[^\s\"'\\,;}&]{4,}"), r"\1***"),
-    # an auth scheme and its token
-    (re.compile(rf"(?i)\b((?:bearer|basic|digest)\s+){_TOKEN}{{6,}}"), r"\1***"),
-    # credentials in a URL: user:password@host, and ?key=... / &sig=... in the query
-    (re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*://[^\s/@:\"'\\]+:)[^\s/@\"'\\]+(@)"), r"\1***\2"),
-    (re.compile(r"(?i)([?&](?:[\w.\-]*(?:key|sig|signature|token|secret|password|credential)|code|auth)=)"
-                r"[^&\s#\"'\\]{4,}"), r"\1***"),
-]
-
-
-# every pattern above needs one of these (a separator, a Chinese label or a key prefix without one): text
-# without any of them has nothing to hide. One character class, no case folding: the fast path stays fast.
-_SECRET_HINT = re.compile(r"[-_:=：@?&.]|密码|密钥|口令|令牌|(?i:aiza|akia|bearer|basic|digest)")
-
-# a field whose NAME says its value is a secret: the whole value is masked, whatever it looks like
-SECRET_FIELD = re.compile(rf"(?i)^(?:.*[_\-\s])?{_SECRET_NAMES}$|^(?:auth|pass|passphrase|pin|otp|signature)$")
-
-
-def redact(text: str) -> str:
-    """Replace anything that looks like an API key, token or password with ***.
-
-    Covers provider key shapes (sk-…, AIza…, ghp_…, AKIA…, JWTs), auth schemes
-    (Bearer / Basic / Token …), `name: value` pairs for secret-sounding names
-    with an ASCII or full-width colon or `=`, and credentials in URLs (userinfo,
-    query parameters). Pattern-based: it catches the common shapes, not every
-    possible one. Never raises for a str.
-    """
-    if not _SECRET_HINT.search(text):
-        return text
-    for pattern, replacement in _SECRET_PATTERNS:
-        text = pattern.sub(replacement, text)
-    return text
-
-
-def safe_str(obj: Any, limit: int = 500) -> str:
-    """str(obj) that never raises, is redacted and at most `limit` characters."""
-    try:
-        text = str(obj)
-    except Exception:  # an object whose __str__ raises still gets a name
-        try:
-            text = f"<{type(obj).__name__} 对象，无法转为文字>"
-        except Exception:
-            text = "<无法转为文字的对象>"
-    text = redact(text.encode("utf-8", "replace").decode("utf-8"))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 # --- classification ----------------------------------------------------------
 
 RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
@@ -302,8 +238,8 @@ def _headers(exc: BaseException) -> Any:
 
 
 def _wait_or_none(seconds: float) -> float | None:
-    """A header's wait, never negative; None for NaN (a NaN wait would stall a clock)."""
-    return None if math.isnan(seconds) else max(seconds, 0.0)
+    """A header's wait, never negative; None for NaN or infinity (such a wait would stall a clock)."""
+    return max(seconds, 0.0) if math.isfinite(seconds) else None
 
 
 def _seconds(value: Any) -> float | None:
@@ -316,31 +252,52 @@ def _seconds(value: Any) -> float | None:
         return None
 
 
+_HEADER_CHARS = 64  # longer than any number or HTTP date a Retry-After holds: unreadable, not parsed
+
+
+def _header_text(get: Any, *names: str) -> str | None:
+    """The first of these headers that is present, as stripped text; None when absent or too long to be one."""
+    for name in names:
+        value = get(name)
+        if value is None:
+            continue
+        text = value.decode("latin-1") if isinstance(value, (bytes, bytearray)) else str(value)
+        return text.strip() if len(text) <= _HEADER_CHARS else None
+    return None
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None
+
+
 def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
     """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or HTTP date).
 
-    Returns None when absent or unreadable; never negative.
+    `retry-after-ms` wins when it is a readable number; a malformed one
+    ("soon", "NaN", "") is skipped, so a valid `Retry-After` beside it still
+    counts. Returns None when both are absent or unreadable; never negative,
+    never infinite. Never raises.
     """
     if not headers:
         return None
     try:
         get = headers.get
-    except AttributeError:
-        return None
-    try:
-        ms = get("retry-after-ms") or get("Retry-After-Ms")
-        if ms is not None:
-            return _wait_or_none(float(ms) / 1000.0)
-        value = get("retry-after") or get("Retry-After")
-        if value is None:
+        ms = _number(_header_text(get, "retry-after-ms", "Retry-After-Ms"))
+        wait = _wait_or_none(ms / 1000.0) if ms is not None else None
+        if wait is not None:
+            return wait
+        value = _header_text(get, "retry-after", "Retry-After")
+        if not value:
             return None
-        value = str(value).strip()
-        try:
-            return _wait_or_none(float(value))
-        except ValueError:
-            when = email.utils.parsedate_to_datetime(value).timestamp()
-            return max(when - (time.time() if now is None else now), 0.0)
-    except Exception:
+        seconds = _number(value)
+        if seconds is not None:
+            return _wait_or_none(seconds)
+        when = email.utils.parsedate_to_datetime(value).timestamp()
+        return _wait_or_none(when - (time.time() if now is None else now))
+    except Exception:  # headers whose get() raises, a date email.utils cannot read
         return None
 
 

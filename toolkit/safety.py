@@ -42,7 +42,9 @@ _ORDERS = r"(?:指令|指示|命令|提示词?|规则|要求|设定|约束|限�
 _SECRET = r"(?:api[\s_-]*key|apikey|密钥|秘钥|口令|密码|令牌|token|凭据|凭证|secret|password|credentials?)"
 _SEND = r"(?:发给|发送|发到|告诉|泄露|透露|输出|打印|贴出|给我|交出|send|reveal|leak|print|show|give|tell|email|post)"
 
-# (label shown to people, pattern); labels are short Chinese phrases.
+# (label shown to people, pattern); labels are short Chinese phrases. Every pattern is linear in
+# the text: gaps are bounded ({0,12}?) or stay on one line ([^\S\n]*, never \s* after ^ in
+# multi-line mode, which would run across every following blank line from every line start).
 INJECTION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("要求忽略之前的指令", re.compile(
         rf"(?:忽略|无视|忘记|忘掉|不要理会|不用理会|跳过|抛开|覆盖)(?:{_PREV}|的|你|\s){{0,6}}{_ORDERS}")),
@@ -50,7 +52,7 @@ INJECTION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"(?i)\b(?:ignore|disregard|forget|override|skip)\b[\s\w,]{0,20}?\b(?:previous|prior|above|earlier|"
         r"preceding|all|any|your|the)\b[\s\w]{0,20}?\b(?:instructions?|prompts?|rules|directions|guidelines|"
         r"messages|context)\b")),
-    ("索要密钥或凭据", re.compile(rf"(?i)(?:把|将|请)?[^。！？.!?\n]{{0,12}}?{_SECRET}[^。！？.!?\n]{{0,12}}?{_SEND}")),
+    ("索要密钥或凭据", re.compile(rf"(?i){_SECRET}[^。！？.!?\n]{{0,12}}?{_SEND}")),
     ("索要密钥或凭据", re.compile(rf"(?i)\b{_SEND}\b[^。！？.!?\n]{{0,30}}?{_SECRET}")),
     ("索要密钥或凭据", re.compile(rf"(?:发给|发送|告诉|泄露|透露|输出|打印|给)我?[^。！？\n]{{0,12}}?{_SECRET}")),
     ("提到系统提示词", re.compile(r"(?i)system\s*prompt|系统提示词?|系统指令|系统消息|开发者(?:消息|指令)")),
@@ -61,8 +63,8 @@ INJECTION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"system|unrestricted|jailbroken|dan)|pretend\s+(?:to\s+be|you\s+are)|new\s+instructions?\s*:)")),
     ("夹带新的指令", re.compile(r"(?:新的?指令|最新指令|以下是你的(?:新)?任务|必须立即执行|立刻执行以下)")),
     ("伪造对话角色标记", re.compile(
-        r"(?im)<\|?(?:im_start|im_end|system|endoftext)\|?>|\[/?(?:system|INST)\]|^\s*#{1,3}\s*system\b|"
-        r"^\s*(?:system|assistant)\s*[:：]")),
+        r"(?im)<\|?(?:im_start|im_end|system|endoftext)\|?>|\[/?(?:system|INST)\]|^[^\S\n]*#{1,3}[^\S\n]*system\b|"
+        r"^[^\S\n]*(?:system|assistant)[^\S\n]*[:：]")),
 ]
 
 
@@ -93,7 +95,20 @@ _LOOKALIKES = str.maketrans("асеіјорхуАВСЕНІЈКМОРТХΑΒΕ�
                             "aceijopxyABCEHIJKMOPTXABEHIKMNOPTYXaop")
 _CJK = r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]"
 _CJK_GAP = re.compile(rf"(?<={_CJK})\s+(?={_CJK})")
-_SPREAD_LETTERS = re.compile(r"\b(?:[A-Za-z][ .\-_*]){2,}[A-Za-z]\b")
+# a run of single letters with one separator between them ("i g n o r e"), taken whole (possessive ++: a run
+# of 10^6 letters keeps no backtracking state per letter); _joined keeps it up to its last letter at a word end
+_SPREAD_LETTERS = re.compile(r"\b[A-Za-z](?:[ .\-_*][A-Za-z]){2,}+")
+_SEPARATOR = re.compile(r"[ .\-_*]")
+_WORD_CHAR = re.compile(r"\w")
+
+
+def _joined(match: re.Match) -> str:
+    """The spread letters of `match` joined, up to the last one that ends a word; unchanged when fewer than three."""
+    run, after = match.group(), match.string[match.end(): match.end() + 1]
+    end = len(run) - 1  # letters stand at even positions; the one after the run's last letter is `after`
+    while end >= 4 and _WORD_CHAR.match(run[end + 1] if end + 1 < len(run) else after):
+        end -= 2
+    return _SEPARATOR.sub("", run[: end + 1]) + run[end + 1:] if end >= 4 else run
 
 
 def normalize_for_scan(text: str) -> str:
@@ -101,7 +116,7 @@ def normalize_for_scan(text: str) -> str:
     no spaces between Chinese characters, spread-out letters joined ("i g n o r e" -> "ignore")."""
     text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE).translate(_LOOKALIKES)
     text = _CJK_GAP.sub("", text)
-    return _SPREAD_LETTERS.sub(lambda m: re.sub(r"[ .\-_*]", "", m.group()), text)
+    return _SPREAD_LETTERS.sub(_joined, text)
 
 
 def detect_instructions(value: Any) -> list[str]:

@@ -128,10 +128,14 @@ def split_task_context(content: str) -> tuple[str | None, str]:
 
 _PUNCT = "，,；;。！!？?"
 # A new step starts at 然后/接着/随后 anywhere, or at 再/并且/另外/同时/之后 after a comma.
-_STEP_WORDS = re.compile(rf"[{_PUNCT}]?\s*(?:然后|接着|随后)|[{_PUNCT}]\s*(?:再|并且|另外|同时|之后)")
+# Linear time: a run of spaces is entered only at its first character ((?<!\s)), so a
+# question of 20,000 spaces is scanned once, not once from each of its spaces.
+_STEP_WORDS = re.compile(rf"(?:[{_PUNCT}]|(?<!\s))\s*(?:然后|接着|随后)|[{_PUNCT}]\s*(?:再|并且|另外|同时|之后)")
 # fine: also at every clause mark and at these words anywhere (for matching pieces of a question to tools)
 _FINE_WORDS = re.compile(rf"然后|接着|之后|随后|并且|而且|另外|同时|顺便|再|[{_PUNCT}\n]")
-_STEP_TRIM = re.compile(rf"^(?:[\s{_PUNCT}、]|顺便|再|并且)+|[\s{_PUNCT}、]+$")
+_TRIM_CHARS = rf"[\s{_PUNCT}、]"
+# possessive (++): a repeated alternation that may give nothing back keeps no backtracking state per repeat
+_STEP_TRIM = re.compile(rf"^(?:{_TRIM_CHARS}|顺便|再|并且)++|(?<!{_TRIM_CHARS}){_TRIM_CHARS}+$")
 
 
 def split_steps(question: str, *, fine: bool = False) -> list[str]:

@@ -9,15 +9,24 @@ can predict them:
    anywhere in the JSON. "9,692" and full-width "９６９２" count as 9692; a
    number with decimals may be the tool's number rounded ("46.4" for 46.38);
    "-3" needs -3, but a plain "3" also matches -3 ("零下 3 度"). Numbers
-   written in Chinese characters (九千) are not checked. Line-start list
-   markers ("1. ", "2、") are not numbers. Numbers in `question` are allowed
-   (the answer may repeat them).
+   written in Chinese characters (九千) are not checked by this rule. A
+   percentage counts like any number: "46.4%" passes only when the tool
+   gave 46.4 (or 46.38), not when it is a share the answer computed; sums
+   and differences the answer computed are flagged the same way. A space
+   is not a thousands separator ("9 692" reads as 9 and 692). Line-start
+   list markers ("1. ", "2、") are not numbers. Numbers in `question` are
+   allowed (the answer may repeat them).
 2. When the tool succeeded, the fields the tool requires must be mentioned
-   and the tool's own answer rules must hold. Both come with the tool
-   (toolkit.knowledge: ToolKnowledge.required / answer_rules); the sales tool
-   requires the top category and the total, and flags a clause that calls
-   another category the top one ("键盘销售额最高") or a total written as
-   another number ("总销售额 4495").
+   (a number as a whole number of the answer, Arabic or Chinese with units:
+   9692 is not in "96920", 九千六百九十二 counts) and the tool's own answer
+   rules must hold. Both come with the tool (toolkit.knowledge:
+   ToolKnowledge.required / answer_rules); the sales tool requires the top
+   category and the total, and its rules read what each clause claims
+   (toolkit.claims): a total in any wording ("三个类别共计 4495", "总销售
+   4495", "一共 2985", "总销售额不是 9692", "超过 / 不到 / 约 / 到"), the
+   top or bottom category with negation ("最高的是键盘而非显示器"), and one
+   category against another ("键盘比显示器高"). A count ("合计 5 行数据")
+   and a percentage are not totals.
 3. When the tool failed, the answer must say so (失败、无法、错误 ...) and must
    not contain numbers the error did not give. Whether it failed is read from
    the structured status (ToolResult.status, the tool message's "status", a
@@ -33,11 +42,12 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Mapping
 
+from .claims import written_numbers
 from .knowledge import ToolKnowledge, knowledge_for, knowledge_for_data
 from .numbers import numbers_in_text, numbers_in_value
 from .numbers import supported as _supported
 from .readback import read_tool_content
-from .results import ToolResult
+from .results import ToolResult, safe_str
 
 __all__ = ["AnswerCheck", "check_answer", "FAILURE_WORDS"]
 
@@ -59,8 +69,8 @@ class AnswerCheck:
     def report(self) -> str:
         """A short Chinese verdict for a notebook cell."""
         if self.ok:
-            return f"✅ 回答通过验收（检查了 {len(self.numbers_in_answer)} 个数字）"
-        return "❌ 回答未通过验收：\n" + "\n".join(f"- {m}" for m in self.mismatches)
+            return f"✔ 回答通过验收（检查了 {len(self.numbers_in_answer)} 个数字）"
+        return "✘ 回答未通过验收：\n" + "\n".join(f"- {m}" for m in self.mismatches)
 
 
 def _plain(value: Decimal) -> int | float:
@@ -96,11 +106,26 @@ def _outcome(result: Any) -> _Outcome:
                     knowledge_for_data(reading.data))
 
 
+def _as_number(value: Any) -> Decimal | None:
+    """A required value as a number: an int or float, or a str that is exactly one number ("4495")."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+        return number if number.is_finite() else None
+    if isinstance(value, str):
+        written = written_numbers(value)
+        if len(written) == 1 and written[0].text.strip() == value.strip():
+            return written[0].value
+    return None
+
+
 def _mentions(answer: str, numbers: set[Decimal], value: Any) -> bool:
+    """Whether the answer names `value`: a number as a whole number of the answer (4495 is not in "44950"
+    or "49%"), a name as text."""
+    number = _as_number(value)
+    if number is not None:
+        return _supported(number, numbers)
     if isinstance(value, str):
         return value in answer
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return _supported(Decimal(repr(value)) if isinstance(value, float) else Decimal(value), numbers)
     return True  # other types cannot be checked in prose
 
 
@@ -111,6 +136,14 @@ def _required(answer: str, numbers: set[Decimal], data: Any, required: Mapping[s
             if key in data and not _mentions(answer, numbers, data[key])]
 
 
+def _rule_name(rule: Any) -> str:
+    try:
+        name = getattr(rule, "__name__", None)
+    except Exception:  # an object whose attributes raise
+        name = None
+    return safe_str(name, 80) if isinstance(name, str) else type(rule).__name__
+
+
 def _rules(answer: str, data: Any, knowledge: ToolKnowledge) -> list[str]:
     """The tool's own answer rules; a rule that raises is reported, never raised."""
     if not isinstance(data, dict):
@@ -118,9 +151,9 @@ def _rules(answer: str, data: Any, knowledge: ToolKnowledge) -> list[str]:
     problems: list[str] = []
     for rule in knowledge.answer_rules:
         try:
-            problems += [str(p) for p in rule(answer, data) or ()]
+            problems += [safe_str(p, 300) for p in rule(answer, data) or ()]
         except Exception as exc:
-            problems.append(f"答案规则 {getattr(rule, '__name__', '?')} 出错：{type(exc).__name__}")
+            problems.append(f"答案规则 {_rule_name(rule)} 出错：{type(exc).__name__}: {safe_str(exc, 120)}")
     return problems
 
 
@@ -151,7 +184,7 @@ def check_answer(answer: str, tool_result: Any, *more_results: Any, question: st
         mismatches.append(f"工具失败了，回答中却出现了数字 {_show(number)}（没有依据的数据）"
                           if len(failed) == len(outcomes) else
                           f"回答中的数字 {_show(number)} 不在工具结果中（可能是编造或算错）")
-    answer_numbers = set(found)
+    answer_numbers = set(found) | {w.value for w in written_numbers(answer, chinese=True) if w.chinese}
     for outcome in outcomes:
         if not outcome.failed:
             wanted = outcome.knowledge.required if required is None else required

@@ -16,8 +16,8 @@ from typing import Any, Callable
 
 from .results import safe_str
 
-__all__ = ["WireFormat", "FORMATS", "ToolCall", "register_format", "get_format", "parse_tool_call",
-           "CHAT_COMPLETIONS", "RESPONSES", "ANTHROPIC"]
+__all__ = ["WireFormat", "FORMATS", "BUILT_IN", "ToolCall", "register_format", "get_format", "parse_tool_call",
+           "wrap_result", "CHAT_COMPLETIONS", "RESPONSES", "ANTHROPIC"]
 
 
 @dataclass(frozen=True)
@@ -136,19 +136,88 @@ ANTHROPIC = WireFormat(
     looks_like=lambda raw: field_of(raw, "type") == "tool_use" or field_of(raw, "input") is not None,
 )
 
-FORMATS: dict[str, WireFormat] = {}
+FORMATS: dict[str, WireFormat] = {fmt.name: fmt for fmt in (CHAT_COMPLETIONS, RESPONSES, ANTHROPIC)}
+BUILT_IN: dict[str, WireFormat] = dict(FORMATS)  # name -> the toolkit's own format
+
+# what a format's functions are tried on when it is registered
+_SAMPLE_PARAMETERS = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+_SAMPLE_CONTENT = json.dumps({"status": "success", "result": "晴", "error": None, "error_type": None,
+                              "execution_time_ms": 0.0}, ensure_ascii=False)
+_SAMPLE_CALL = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
 
 
-def register_format(fmt: WireFormat) -> WireFormat:
-    """Add (or replace) a wire format under `fmt.name`; returns it."""
-    if not isinstance(fmt, WireFormat) or not fmt.name:
-        raise ValueError(f"register_format needs a WireFormat with a name, got {fmt!r}")
+def _try_out(fmt: WireFormat) -> None:
+    """Call each of the format's functions once on a sample; ValueError (Chinese) naming the one that fails."""
+    trials = (("tool_schema", lambda: fmt.tool_schema("get_weather", "查天气", _SAMPLE_PARAMETERS), dict),
+              ("result_message", lambda: fmt.result_message("call_1", _SAMPLE_CONTENT, False), dict),
+              ("parse_call", lambda: fmt.parse_call(_SAMPLE_CALL), ToolCall),
+              ("looks_like", lambda: fmt.looks_like(_SAMPLE_CALL), object))
+    for part, trial, wanted in trials:
+        if not callable(getattr(fmt, part)):
+            raise ValueError(f"消息格式 {fmt.name!r} 的 {part} 应是函数，实际是 {type(getattr(fmt, part)).__name__}")
+        try:
+            value = trial()
+        except Exception as exc:
+            raise ValueError(f"消息格式 {fmt.name!r} 的 {part} 在示例数据上出错（{type(exc).__name__}: "
+                             f"{safe_str(exc, 200)}），没有注册；先单独调用它试一试") from None
+        if not isinstance(value, wanted):
+            raise ValueError(f"消息格式 {fmt.name!r} 的 {part} 应返回 {wanted.__name__}，"
+                             f"实际返回了 {type(value).__name__}，没有注册")
+
+
+def register_format(fmt: WireFormat, *, replace: bool = False) -> WireFormat:
+    """Add a wire format under `fmt.name` for the whole process; returns it.
+
+    Each of its four functions is tried once on a sample (a tool schema, a
+    result, a Chat Completions call): one that raises or returns the wrong type
+    is refused with a ValueError naming it, so a broken format fails here, not
+    in the middle of a run. A built-in name ("openai_chat", "openai_responses",
+    "anthropic") is replaced only with replace=True (the toolkit's own format
+    object, `BUILT_IN[name]`, puts it back); any other name may be registered
+    again (re-running a notebook cell replaces the earlier version).
+    Raises ValueError for anything that is not a named WireFormat.
+    """
+    if not isinstance(fmt, WireFormat) or not isinstance(fmt.name, str) or not fmt.name:
+        raise ValueError(f"register_format 需要一个有名字的 WireFormat，实际收到 {safe_str(fmt, 120)}")
+    if fmt.name in BUILT_IN and fmt is not BUILT_IN[fmt.name] and not replace:
+        raise ValueError(f"{fmt.name!r} 是内置的消息格式，整个进程都在用它，不会被悄悄替换：换一个名字注册，"
+                         f"或者确实要替换时写 register_format(fmt, replace=True)")
+    _try_out(fmt)
     FORMATS[fmt.name] = fmt
     return fmt
 
 
-for _fmt in (CHAT_COMPLETIONS, RESPONSES, ANTHROPIC):
-    register_format(_fmt)
+FORMAT_FAILED = "消息格式 {name} 无法包装这次的工具结果（{why}），结果没有送达；不要编造结果，可以告诉用户出了什么问题"
+
+
+def wrap_result(fmt: WireFormat, call_id: str, content: str, is_error: bool) -> dict:
+    """`fmt.result_message(call_id, content, is_error)`, where a format's own bug does not raise.
+
+    A result_message that raises, or returns something other than a dict, is
+    called again with an error content instead (status "error", error_code
+    "PLUGIN_ERROR", the exception named): the model reads a failure in the
+    API's own shape, the run goes on. Raises ValueError (naming the format and
+    the exception) only when that fails too.
+    """
+    try:
+        message = fmt.result_message(call_id, content, is_error)
+        if isinstance(message, dict):
+            return message
+        why = f"result_message 返回了 {type(message).__name__}，不是 dict"
+    except Exception as exc:
+        why = f"{type(exc).__name__}: {safe_str(exc, 200)}"
+    error = json.dumps({"status": "error", "result": None,
+                        "error": FORMAT_FAILED.format(name=safe_str(fmt.name, 80), why=why),
+                        "error_type": "fatal", "execution_time_ms": 0.0, "error_code": "PLUGIN_ERROR"},
+                       ensure_ascii=False)
+    try:
+        message = fmt.result_message(call_id, error, True)
+    except Exception as exc:
+        raise ValueError(f"消息格式 {safe_str(fmt.name, 80)!r} 的 result_message 无法包装工具结果（{why}；"
+                         f"再包装错误结果时 {type(exc).__name__}: {safe_str(exc, 200)}）") from None
+    if not isinstance(message, dict):
+        raise ValueError(f"消息格式 {safe_str(fmt.name, 80)!r} 的 result_message 应返回 dict（{why}）")
+    return message
 
 
 def get_format(fmt: "str | WireFormat") -> WireFormat:

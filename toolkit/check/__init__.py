@@ -3,6 +3,7 @@
     from toolkit.check import check
     check(truncate_head_tail)                 # exercise found from the function's name
     check(my_fn, exercise="02")               # or named explicitly
+    check(my_truncate, "ch02", only=["exact_count"])   # a chapter's step: some of the chapter's own checks
 
 prints a Chinese pass/fail table with a reason and a hint for each failure and
 a score; it never shows a traceback. Checks test behaviour (seeded and
@@ -11,33 +12,48 @@ figures), not the text of the code.
 
     python -m toolkit.check exercises/ex02_smart_truncate.ipynb   # run the notebook, then its checks
     python -m toolkit.check exercises/                          # progress over every exercise
+    python -m toolkit.check --class CLASS_DIR --html r.html --csv r.csv   # a teacher's class report
 
-From pytest (or any script): `run_checks(my_fn)` (or `run_checks(my_fn, "02")`) returns a Report with
-`.ok`, `.passed`, `.total`, `.result(check_id).passed` and `.render()`; it prints nothing.
+The referee never shares a process with the player. Three kinds of process:
+
+  - the referee holds the checks, their expected values and the verdicts, and runs no
+    student code: the `python -m toolkit.check` process; for `check(fn)` in a notebook, a
+    referee process the kernel starts once and reuses (_referee.py); pytest for `run_checks`;
+  - a worker (_worker.py, started with multiprocessing's spawn method, the same on Windows,
+    macOS and Linux) loads the student's object from cloudpickle bytes and runs it when the
+    referee asks: a plain call, or a probe (checker code that builds scripted tools and a
+    simulated clock next to the object and records what it did). Only plain data comes back
+    (_plain.py): a str subclass with an always-true __eq__ is not a str and equals nothing;
+  - from a shell, a loader (a worker in its other role) runs the notebook's code cells in an
+    IPython shell and hands the object over as bytes; the referee gives those, unopened, to a
+    fresh worker where no cell ran, so a cell that monkeypatched the checker left its patch
+    behind. In a notebook, the kernel pickles the object itself.
+
+Every request to a worker has a time limit (3 s by default; every wait in the checks is
+simulated): a worker that does not answer is killed, whatever it is doing, and the row says
+"超过 3 秒没有返回：是不是死循环？"; the next check gets a fresh worker. The student's prints are
+captured per request and never touch the report's channel; real time.sleep / asyncio.sleep
+calls return at once and are recorded, so a check names them. What the student's code raised,
+what the worker's death, what the checker's own bug: each has its own row (see _core.py).
+
+From pytest (or any script): `run_checks(my_fn)` (or `run_checks(my_fn, "02")`) runs the same
+referee in the calling process and returns a Report with `.ok`, `.passed`, `.total`,
+`.result(check_id)` and `.render()`; it prints nothing. `grade(my_fn, "check_id")` runs one
+check for nbgrader's graded cells: it prints one line and raises AssertionError when it fails.
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+import builtins
+import os
+from typing import Any, Iterable
 
-from ._core import Check, CheckResult, Exercise, Fail, Report, run_checks as _run_checks
+from ._catalogue import EXERCISE_NUMBERS, all_exercises, get_exercise
+from ._core import Check, CheckResult, Exercise, Fail, Report
 
-__all__ = ["check", "run_checks", "get_exercise", "exercise_for", "EXERCISE_NUMBERS",
+__all__ = ["check", "grade", "run_checks", "get_exercise", "exercise_for", "EXERCISE_NUMBERS",
            "Check", "CheckResult", "Exercise", "Fail", "Report"]
 
-EXERCISE_NUMBERS = ("01", "02", "03", "04", "05", "06", "07", "08")
-
-
-def get_exercise(number: str | int) -> Exercise:
-    """The Exercise with this number ("02", 2 or a stem like "02_smart_truncate"); ValueError if none."""
-    key = f"{int(str(number)[:2]):02d}" if str(number)[:2].isdigit() else str(number)
-    if key not in EXERCISE_NUMBERS:
-        raise ValueError(f"没有练习 {number!r}；可选：{', '.join(EXERCISE_NUMBERS)}")
-    return importlib.import_module(f"{__name__}._ex{key}").EXERCISE
-
-
-def all_exercises() -> list[Exercise]:
-    return [get_exercise(n) for n in EXERCISE_NUMBERS]
+_print = builtins.print  # kept here: a notebook that rebinds print cannot silence or fake the table
 
 
 def _name_of(obj: Any) -> str:
@@ -53,24 +69,65 @@ def exercise_for(obj: Any) -> Exercise | None:
     return None
 
 
-def run_checks(obj: Any, exercise: str | int | None = None) -> Report:
-    """Run the checks for `obj` and return the Report (for pytest and scripts; prints nothing).
-
-    Raises ValueError when the exercise can be found neither from `exercise` nor from obj's name.
-    """
+def _find(obj: Any, exercise: str | int | None) -> Exercise:
     found = get_exercise(exercise) if exercise is not None else exercise_for(obj)
     if found is None:
         names = "、".join(f"{e.function}（练习 {e.number}）" for e in all_exercises())
         raise ValueError(f"认不出 {_name_of(obj)} 属于哪个练习：函数名请用 {names}，"
                          f"或写 check({_name_of(obj)}, exercise=\"02\")")
-    return _run_checks(obj, found)
+    return found
 
 
-def check(obj: Any, exercise: str | int | None = None) -> None:
-    """Print the Chinese pass/fail table for the student's function (or class) `obj`; never raises."""
-    try:
-        report = run_checks(obj, exercise)
-    except ValueError as exc:
-        print(f"❌ {exc}")
+def run_checks(obj: Any, exercise: str | int | None = None, *, only: Iterable[str] | None = None,
+               time_limit: float | None = None) -> Report:
+    """Run the checks for `obj` with this process as the referee and return the Report (prints nothing).
+
+    Raises ValueError when the exercise can be found neither from `exercise` nor from obj's name,
+    or when obj cannot be copied to a worker.
+    """
+    from ._player import TIME_LIMIT, blob_of, judge
+
+    found = _find(obj, exercise)
+    return judge(found, blob_of(obj), only=only, time_limit=time_limit or TIME_LIMIT)
+
+
+def _deferred() -> bool:
+    """In a notebook run by `python -m toolkit.check`, the shell's referee checks the object, not the cell."""
+    return os.environ.get("TOOLKIT_CHECK_DEFER") == "1"
+
+
+def check(obj: Any, exercise: str | int | None = None, *, only: Iterable[str] | None = None) -> None:
+    """Print the Chinese pass/fail table for the student's function (or class) `obj`; never raises.
+
+    `only` runs some of the checks, by id: a chapter checks each step of its piece with the checks that step
+    is about (an unknown id is one Chinese line listing the ids there are)."""
+    if _deferred():
         return
-    print(report.render())
+    from . import _referee
+
+    try:
+        found = _find(obj, exercise)
+        if only is not None:
+            only = [found.check(i).id for i in only]  # ValueError, in Chinese, for an id that is not there
+        report = _referee.ask(obj, found, only=only)
+    except ValueError as exc:
+        _print(f"✘ {exc}")
+        return
+    except KeyboardInterrupt:
+        _print("○ 已中断：检查没有做完。")
+        return
+    _print(report.render())
+
+
+def grade(obj: Any, check_id: str, exercise: str | int | None = None) -> None:
+    """One check, for a graded cell of nbgrader: prints one line; AssertionError (the reason) when it fails."""
+    if _deferred():
+        return
+    from . import _referee
+
+    found = _find(obj, exercise)
+    report = _referee.ask(obj, found, only=[check_id])
+    [result] = report.results
+    if not result.passed:
+        raise AssertionError(f"✘ {result.title}：{result.reason or report.problem or '没有运行'}")
+    _print(f"✔ {result.title}")

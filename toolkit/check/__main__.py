@@ -1,84 +1,133 @@
-"""`python -m toolkit.check exercises/ex02_smart_truncate.ipynb` or `python -m toolkit.check exercises/`.
+"""`python -m toolkit.check NOTEBOOK`, `python -m toolkit.check FOLDER` or `python -m toolkit.check --class CLASS_DIR`.
 
-One notebook: executes it, prints the check table, exits 1 when a check fails.
-A directory: runs every exNN_*.ipynb (or solNN_*.ipynb) in it and prints the progress table; exits 1
-unless every exercise passes. Bad usage exits 2. No traceback is ever printed.
+One notebook: runs it, prints the check table and one line per other problem; exits 1 unless every
+check passes. A folder: checks every exNN_*.ipynb (or solNN_*.ipynb) in it, two at a time, and prints the
+progress table; exits 1 unless every exercise is done. --class: a teacher's report over one folder per
+student (see _class.py). Bad usage exits 2. No traceback is ever printed: a problem is one Chinese line.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
 
-from ._core import _pad, _width
+
+def _jobs(value: int | None) -> int:
+    return value or min(2, os.cpu_count() or 1)
 
 
-def _notes(run) -> list[str]:
-    return [f"  注意：第 {n} 个代码单元格运行出错（{text}）" for n, text in run.cell_errors]
+def check_notebook(path: Path, args: argparse.Namespace) -> int:
+    from .notebook import run_notebook
 
-
-def check_notebook(path: Path) -> int:
-    from .notebook import exercise_notebooks, run_notebook
-
-    run = run_notebook(path)
+    run = run_notebook(path, time_limit=args.time_limit, cell_timeout=args.cell_timeout)
+    if args.json:
+        sys.stdout.write(json.dumps(run.to_dict(), ensure_ascii=False))
+        return 0
     print(run.report.render())
-    for line in _notes(run):
-        print(line)
+    for note in run.notes:
+        print(f"⚠ {note}")
     return 0 if run.report.ok else 1
 
 
-def _status(passed: int, total: int) -> str:
-    if total and passed == total:
-        return "✅ 完成"
-    return "🟡 进行中" if passed else "⬜ 未开始"
-
-
-def check_directory(folder: Path) -> int:
-    from .notebook import exercise_notebooks, run_notebook
+def check_directory(folder: Path, args: argparse.Namespace) -> int:
+    from ._class import STATUS, check_many
+    from ._core import _pad, _width
+    from .notebook import exercise_notebooks
 
     notebooks = exercise_notebooks(folder)
     if not notebooks:
-        print(f"❌ {folder} 里没有练习（exNN_名称.ipynb）", file=sys.stderr)
+        print(f"✘ {folder} 里没有练习（exNN_名称.ipynb）", file=sys.stderr)
         return 2
+    runs = check_many(notebooks, jobs=_jobs(args.jobs), time_limit=args.time_limit, cell_timeout=args.cell_timeout)
     rows = []
-    for path in notebooks:
-        try:
-            report = run_notebook(path).report
-            rows.append((path.stem, f"{report.passed}/{report.total}", _status(report.passed, report.total)))
-        except Exception as exc:  # a notebook that cannot run is one row, not a crash
-            rows.append((path.stem, "-", f"⚠️ 无法运行（{type(exc).__name__}）"))
+    for run, _ in runs:
+        report = run.report
+        status = STATUS[run.status] + (f"（{report.problem}）" if report.problem else "")
+        rows.append((run.path.stem, "-" if report.problem else f"{report.passed}/{report.total}", status))
     width = max(_width(r[0]) for r in rows + [("练习", "", "")])
     print(f"{_pad('练习', width)}  {_pad('通过', 7)}  状态")
-    print("─" * (width + 20))
+    print("─" * (width + 24))
     for stem, score, status in rows:
         print(f"{_pad(stem, width)}  {_pad(score, 7)}  {status}")
-    done = sum(1 for r in rows if r[2].startswith("✅"))
-    print("─" * (width + 20))
+    done = sum(run.status == "done" for run, _ in runs)
+    print("─" * (width + 24))
     print(f"完成 {done}/{len(rows)} 个练习")
     return 0 if done == len(rows) else 1
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def check_class_folder(folder: Path, args: argparse.Namespace) -> int:
+    from ._class import STATUS, check_class
+
+    def progress(path: Path, run) -> None:
+        print(f"  {STATUS[run.status][:1]} {path.parent.name}/{path.name}", file=sys.stderr, flush=True)
+
+    report = check_class(folder, jobs=_jobs(args.jobs), progress=progress, time_limit=args.time_limit,
+                         cell_timeout=args.cell_timeout)
+    if not report.runs:
+        print(f"✘ {folder} 里没有学生的文件夹", file=sys.stderr)
+        return 2
+    print(report.render())
+    if args.html:
+        report.to_html(Path(args.html))
+        print(f"\n已写入 {args.html}")
+    if args.csv:
+        report.to_csv(Path(args.csv))
+        print(f"已写入 {args.csv}")
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    from ._player import TIME_LIMIT
+    from .notebook import CELL_TIMEOUT
+
     parser = argparse.ArgumentParser(prog="python -m toolkit.check",
                                      description="运行练习 notebook 并检查你写的函数；给一个目录则显示全部练习的进度。")
     parser.add_argument("path", help="练习 notebook（例如 exercises/ex02_smart_truncate.ipynb）或目录（exercises/）")
+    parser.add_argument("--class", dest="class_", action="store_true",
+                        help="老师用：path 是班级目录，每个学生一个子目录，输出班级报告")
+    parser.add_argument("--html", metavar="FILE", help="（--class）把班级报告另存为一个 HTML 页面")
+    parser.add_argument("--csv", metavar="FILE", help="（--class）把每个学生每个练习的得分另存为 CSV")
+    parser.add_argument("--jobs", type=int, default=None, help="同时检查几个 notebook（默认 2，或 CPU 核数更少时取核数）")
+    parser.add_argument("--time-limit", type=float, default=TIME_LIMIT, help=f"每次调用你的函数最多几秒（默认 {TIME_LIMIT:g}）")
+    parser.add_argument("--cell-timeout", type=float, default=CELL_TIMEOUT,
+                        help=f"每个代码单元格最多运行几秒（默认 {CELL_TIMEOUT:g}）")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # one notebook's run, for --class
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     path = Path(args.path)
     try:
+        if args.class_:
+            if not path.is_dir():
+                print(f"✘ 找不到班级目录 {path}", file=sys.stderr)
+                return 2
+            return check_class_folder(path, args)
         if path.is_dir():
-            return check_directory(path)
+            return check_directory(path, args)
         if not path.is_file():
-            print(f"❌ 找不到 {path}", file=sys.stderr)
+            print(f"✘ 找不到 {path}", file=sys.stderr)
             return 2
-        return check_notebook(path)
+        return check_notebook(path, args)
     except ValueError as exc:
-        print(f"❌ {exc}", file=sys.stderr)
+        print(f"✘ {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("已中断。", file=sys.stderr)
-        return 130
+        print("○ 已中断：检查没有做完。", file=sys.stderr)
+        return 1
+    except Exception as exc:  # the checker's own bug: one line, never a traceback
+        print(f"⚠ 检查器自己出错了（不是你的代码的问题）：{type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # Ctrl-C during the imports
+        print("○ 已中断。", file=sys.stderr)
+        sys.exit(1)

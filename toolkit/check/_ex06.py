@@ -1,83 +1,83 @@
 """Exercise 06: careful_retry — an executor retry policy that never repeats a write without an idempotency key."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
-from ._core import Check, Exercise, Fail, call_maybe_async, simulate
-from ._tools import Scripted, pair
+from ._core import Check, Exercise, Fail, expect_pair, no_real_sleep, tool_awaited
+from ._tools import retry_run
 
-
-def _run(fn: Callable, tool: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-    async def go(clock: Any) -> Any:
-        return pair(await call_maybe_async(fn, tool, *args, **kwargs))
-    return simulate(go)[0]
+ORDER = {"status": "ok", "order_id": "A-1001"}
 
 
-def _order(plan: list[str]) -> Scripted:
-    # named like a write tool; no attribute says so (the executor hands the retry a wrapper that keeps the name)
-    return Scripted(plan, name="create_order", result={"status": "ok", "order_id": "A-1001"})
+def _run(play: Any, plan: list[str], *args: Any, name: str = "create_order", waits: bool = False,
+         **kwargs: Any) -> tuple[Any, Any, dict]:
+    # a write tool is known by its name only: the executor hands the retry a wrapper that keeps the name
+    seen = play.run("retry_run", plan=plan, args=args, kwargs=kwargs, name=name,
+                    result=ORDER if name == "create_order" else {"上海": "晴"})
+    tool_awaited(seen)
+    if waits:
+        no_real_sleep(play)
+    result, error = expect_pair(seen["value"])
+    return result, error, seen
 
 
-def check_write_once(fn: Callable) -> None:
-    tool = _order(["timeout", "ok"])
-    result, error = _run(fn, tool, item="显示器", quantity=1)
-    if tool.calls != 1:
-        raise Fail(f"写操作超时后可能已经下单成功，没有 idempotency_key 时不能重试；工具被调用了 {tool.calls} 次")
+def check_write_once(play: Any) -> None:
+    result, error, seen = _run(play, ["timeout", "ok"], item="显示器", quantity=1)
+    if seen["calls"] != 1:
+        raise Fail(f"写操作超时后可能已经下单成功，没有 idempotency_key 时不能重试；工具被调用了 {seen['calls']} 次")
     if not error or result is not None:
         raise Fail(f"应返回 (None, 错误说明)，得到 ({result!r}, {error!r})")
 
 
-def check_write_says_why(fn: Callable) -> None:
-    tool = _order(["timeout"])
-    _, error = _run(fn, tool, item="显示器", quantity=1)
+def check_write_says_why(play: Any) -> None:
+    _, error, _ = _run(play, ["timeout"], item="显示器", quantity=1)
     if not error or not any(word in str(error) for word in ("idempotency_key", "幂等")):
         raise Fail(f"错误说明要告诉模型为什么没有重试（写操作、缺少 idempotency_key），得到 {error!r}")
 
 
-def check_write_with_key(fn: Callable) -> None:
-    tool = _order(["timeout", "timeout", "ok"])
-    result, error = _run(fn, tool, item="显示器", quantity=1, idempotency_key="order-7f3a")
-    if error is not None or tool.calls != 3:
-        raise Fail(f"带 idempotency_key 的写操作可以安全重试：应调用 3 次后成功，实际 {tool.calls} 次，error={error!r}")
-    if tool.args[-1][1].get("idempotency_key") != "order-7f3a":
+def check_blank_key(play: Any) -> None:
+    for key in ("", "   "):
+        _, error, seen = _run(play, ["timeout", "ok"], item="显示器", quantity=1, idempotency_key=key)
+        if seen["calls"] != 1 or not error:
+            raise Fail(f"idempotency_key={key!r} 等于没有幂等键（服务端没法靠它去重），不能重试：工具被调用了 "
+                       f"{seen['calls']} 次，error={error!r}")
+
+
+def check_write_with_key(play: Any) -> None:
+    _, error, seen = _run(play, ["timeout", "timeout", "ok"], item="显示器", quantity=1, idempotency_key="order-7f3a")
+    if error is not None or seen["calls"] != 3:
+        raise Fail(f"带 idempotency_key 的写操作可以安全重试：应调用 3 次后成功，实际 {seen['calls']} 次，error={error!r}")
+    if seen["args"][-1][1].get("idempotency_key") != "order-7f3a":
         raise Fail("idempotency_key 也要原样传给工具（服务端靠它去重）")
 
 
-def check_write_success(fn: Callable) -> None:
-    tool = _order(["ok"])
-    result, error = _run(fn, tool, item="显示器", quantity=1)
-    if (result, error) != ({"status": "ok", "order_id": "A-1001"}, None) or tool.calls != 1:
+def check_write_success(play: Any) -> None:
+    result, error, seen = _run(play, ["ok"], item="显示器", quantity=1)
+    if (result, error) != (ORDER, None) or seen["calls"] != 1:
         raise Fail(f"写操作一次成功应返回 (结果, None)，得到 ({result!r}, {error!r})")
 
 
-def check_read_retried(fn: Callable) -> None:
-    tool = Scripted(["timeout", "connection", "ok"], name="get_weather", result={"上海": "晴"})
-    result, error = _run(fn, tool, "上海")
-    if (result, error) != ({"上海": "晴"}, None) or tool.calls != 3:
-        raise Fail(f"读操作的暂时性错误照常重试：应调用 3 次后成功，实际 {tool.calls} 次，得到 ({result!r}, {error!r})")
+def check_read_retried(play: Any) -> None:
+    result, error, seen = _run(play, ["timeout", "connection", "ok"], "上海", name="get_weather")
+    if (result, error) != ({"上海": "晴"}, None) or seen["calls"] != 3:
+        raise Fail(f"读操作的暂时性错误照常重试：应调用 3 次后成功，实际 {seen['calls']} 次，得到 ({result!r}, {error!r})")
 
 
-def check_permission(fn: Callable) -> None:
-    tool = Scripted(["permission", "ok"], name="read_file")
-    result, error = _run(fn, tool, "/etc/secret")
-    if tool.calls != 1 or not error:
-        raise Fail(f"PermissionError 不可重试（原课程的执行器重试了它）：应调用 1 次并返回错误，实际 {tool.calls} 次")
+def check_permission(play: Any) -> None:
+    _, error, seen = _run(play, ["permission", "ok"], "/etc/secret", name="read_file")
+    if seen["calls"] != 1 or not error:
+        raise Fail(f"PermissionError 不可重试（原课程的执行器重试了它）：应调用 1 次并返回错误，实际 {seen['calls']} 次")
 
 
-def check_max_retries(fn: Callable) -> None:
-    tool = Scripted(["timeout"], name="get_weather")
-    _run(fn, tool, "上海", max_retries=2)
-    if tool.calls != 3:
-        raise Fail(f"max_retries=2 表示最多 3 次，实际调用了 {tool.calls} 次")
+def check_max_retries(play: Any) -> None:
+    _, _, seen = _run(play, ["timeout"], "上海", name="get_weather", max_retries=2)
+    if seen["calls"] != 3:
+        raise Fail(f"max_retries=2 表示最多 3 次，实际调用了 {seen['calls']} 次")
 
 
-def check_clock(fn: Callable) -> None:
-    tool = Scripted(["timeout", "ok"], name="get_weather")
-
-    async def go(clock: Any) -> Any:
-        return pair(await call_maybe_async(fn, tool, "上海"))
-    _, clock = simulate(go)
-    if not clock.sleeps:
+def check_clock(play: Any) -> None:
+    _, _, seen = _run(play, ["timeout", "ok"], "上海", name="get_weather", waits=True)
+    if not seen["waits"]:
         raise Fail("重试前没有在模拟时钟上等待（可以直接用 toolkit.call_tool_with_retry，它会等）")
 
 
@@ -86,6 +86,8 @@ EXERCISE = Exercise("06", "06_executor", "执行器的重试策略：没有幂�
           "kwargs 里没有 idempotency_key：只调用一次", check_write_once),
     Check("write_without_key_says_why", "错误说明写出原因（写操作、缺少 idempotency_key）", "模型读到原因，才知道该问用户还是换参数",
           check_write_says_why),
+    Check("blank_key_is_no_key", "idempotency_key 是空字符串或只有空格：等于没有，不重试",
+          "判断时用 str(kwargs.get('idempotency_key') or '').strip()", check_blank_key),
     Check("write_with_key_retried", "带 idempotency_key 的写操作照常重试，key 原样传给工具", "有幂等键时服务端会去重，重试是安全的",
           check_write_with_key),
     Check("write_success", "写操作一次成功：返回 (结果, None)", "别忘了成功的情况", check_write_success),
@@ -93,5 +95,5 @@ EXERCISE = Exercise("06", "06_executor", "执行器的重试策略：没有幂�
     Check("permission_error_not_retried", "PermissionError 不重试（原课程执行器的 bug）", "call_tool_with_retry 已经做对了",
           check_permission),
     Check("max_retries_respected", "max_retries 被遵守", "把 max_retries 传下去", check_max_retries),
-    Check("waits_on_clock", "重试前在模拟时钟上等待", "不要自己 time.sleep", check_clock),
-))
+    Check("waits_on_clock", "重试前在模拟时钟上等待", "不要自己 time.sleep / asyncio.sleep", check_clock),
+), probes=(retry_run,))

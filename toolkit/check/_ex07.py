@@ -1,16 +1,17 @@
 """Exercise 07: check_sales_answer — does the model's answer say what the tool computed?"""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from ._core import Check, Exercise, Fail
+from ._plain import describe
 from .samples import sales_results
 
 
-def _verdict(fn: Callable, answer: str, case: str) -> dict:
-    out = fn(answer, [sales_results()[case]])
+def _verdict(play: Any, answer: str, case: str) -> dict:
+    out = play(answer, [sales_results()[case]])
     if not isinstance(out, dict) or not isinstance(out.get("ok"), bool) or not isinstance(out.get("problems"), list):
-        raise Fail(f"应返回 {{'ok': bool, 'problems': [...]}}，得到 {str(out)[:80]}")
+        raise Fail(f"应返回 {{'ok': bool, 'problems': [...]}}，得到 {describe(out)}")
     if out["ok"] and out["problems"]:
         raise Fail(f"ok 为 True 时 problems 应为空，得到 {out['problems']}")
     if not out["ok"] and not out["problems"]:
@@ -18,57 +19,69 @@ def _verdict(fn: Callable, answer: str, case: str) -> dict:
     return out
 
 
-def _passes(fn: Callable, answer: str, case: str = "ok") -> None:
-    out = _verdict(fn, answer, case)
+def _passes(play: Any, answer: str, case: str = "ok") -> None:
+    out = _verdict(play, answer, case)
     if not out["ok"]:
         raise Fail(f"这个回答是对的，却没通过：{answer!r}；你的 problems：{out['problems']}")
 
 
-def _fails(fn: Callable, answer: str, case: str, why: str) -> None:
-    out = _verdict(fn, answer, case)
+def _fails(play: Any, answer: str, case: str, why: str) -> None:
+    out = _verdict(play, answer, case)
     if out["ok"]:
         raise Fail(f"{why}，却通过了：{answer!r}")
 
 
-def check_correct(fn: Callable) -> None:
-    _passes(fn, "销售额最高的类别是显示器，销售额 4495；总销售额 9692。")
+def check_correct(play: Any) -> None:
+    _passes(play, "销售额最高的类别是显示器，销售额 4495；总销售额 9692。")
 
 
-def check_offline_style(fn: Callable) -> None:
-    _passes(fn, "【离线模型】根据工具 analyze_sales_csv 的计算结果：销售额最高的类别是显示器，销售额 4495；"
+def check_offline_style(play: Any) -> None:
+    _passes(play, "【离线模型】根据工具 analyze_sales_csv 的计算结果：销售额最高的类别是显示器，销售额 4495；"
                 "总销售额 9692（共 5 行数据）。各类别销售额从高到低：显示器 4495 > 键盘 2985 > 鼠标 2212。")
 
 
-def check_separator(fn: Callable) -> None:
-    _passes(fn, "总销售额 9,692，其中显示器最高（4,495）。")
+def check_separator(play: Any) -> None:
+    _passes(play, "总销售额 9,692，其中显示器最高（4,495）。")
 
 
-def check_made_up(fn: Callable) -> None:
-    _fails(fn, "显示器销售额最高（4495），总销售额 9692，比上个月多 1234。", "ok", "1234 不在工具结果里（编造的数字）")
+def check_made_up(play: Any) -> None:
+    _fails(play, "显示器销售额最高（4495），总销售额 9692，比上个月多 1234。", "ok", "1234 不在工具结果里（编造的数字）")
 
 
-def check_missing_total(fn: Callable) -> None:
-    _fails(fn, "显示器的销售额最高，为 4495。", "ok", "回答没有给出总销售额 9692")
+def check_missing_total(play: Any) -> None:
+    _fails(play, "显示器的销售额最高，为 4495。", "ok", "回答没有给出总销售额 9692")
 
 
-def check_missing_top(fn: Callable) -> None:
-    _fails(fn, "总销售额 9692，键盘卖得不错。", "ok", "回答没有说出销售额最高的类别（显示器）")
+def check_missing_top(play: Any) -> None:
+    _fails(play, "总销售额 9692，键盘卖得不错。", "ok", "回答没有说出销售额最高的类别（显示器）")
 
 
-def check_failure_admitted(fn: Callable) -> None:
-    _passes(fn, "分析失败：找不到销售数据文件 sales_2023.csv，所以无法给出销售额。", "missing")
+def check_made_up_substring(play: Any) -> None:
+    _fails(play, "销售额最高的类别是显示器（4495），总销售额 9692，环比增长 49%。", "ok",
+           "49 不在工具结果里：它只是 4495 的一部分（数字要整个比较，不能在文字里找子串）")
+    _fails(play, "显示器最高，4495；总销售额 9692，其中 969 来自线上。", "ok",
+           "969 不在工具结果里：它只是 9692 的一部分（数字要整个比较，不能在文字里找子串）")
 
 
-def check_failure_hidden(fn: Callable) -> None:
-    _fails(fn, "显示器销售额最高，总销售额 9692。", "missing", "工具失败了（FILE_NOT_FOUND），回答却给出了数字")
+def check_failure_admitted(play: Any) -> None:
+    _passes(play, "分析失败：找不到销售数据文件 sales_2023.csv，所以无法给出销售额。", "missing")
 
 
-def check_failure_unsaid(fn: Callable) -> None:
-    _fails(fn, "我看了一下，暂时没有销售数据，你可以稍后再来问。", "missing", "工具失败了，回答没有说明失败")
+def check_failure_hidden(play: Any) -> None:
+    _fails(play, "显示器销售额最高，总销售额 9692。", "missing", "工具失败了（FILE_NOT_FOUND），回答却给出了数字")
 
 
-def check_error_numbers(fn: Callable) -> None:
-    _passes(fn, "数据有误：sales.csv 第 4 行的 quantity 是“abc”，不是整数，无法计算总销售额。", "invalid")
+def check_failure_invented(play: Any) -> None:
+    _fails(play, "分析失败：找不到 sales_2023.csv。不过按往年的情况，总销售额大约 9000，显示器卖得最好。", "missing",
+           "工具失败了，回答虽然承认失败，却编了一个数字 9000（错误信息里没有）")
+
+
+def check_failure_unsaid(play: Any) -> None:
+    _fails(play, "我看了一下，暂时没有销售数据，你可以稍后再来问。", "missing", "工具失败了，回答没有说明失败")
+
+
+def check_error_numbers(play: Any) -> None:
+    _passes(play, "数据有误：sales.csv 第 4 行的 quantity 是“abc”，不是整数，无法计算总销售额。", "invalid")
 
 
 EXERCISE = Exercise("07", "07_sales_agent", "销售数据 Agent：验收模型的回答", "check_sales_answer", (
@@ -78,12 +91,16 @@ EXERCISE = Exercise("07", "07_sales_agent", "销售数据 Agent：验收模型�
           check_offline_style),
     Check("thousands_separator_ok", "「9,692」这样带千分位的数字也认", "比较前去掉数字里的逗号", check_separator),
     Check("made_up_number_fails", "编造的数字（1234）不通过", "回答里每个数字都要在工具结果里找得到", check_made_up),
+    Check("made_up_substring_fails", "数字按整个数比较：「49%」不因为 4495 里有 49 就算有出处",
+          "先把回答和工具结果里的数字都找出来变成数，再比较集合；不要用 in 在文字里找子串", check_made_up_substring),
     Check("missing_total_fails", "没说总销售额的回答不通过", "工具成功时回答必须提到 total_sales", check_missing_total),
     Check("missing_top_category_fails", "没说最高类别的回答不通过", "工具成功时回答必须提到 highest_category",
           check_missing_top),
     Check("failure_admitted_passes", "工具失败时如实说明的回答通过", "失败时只要求说明失败、不编数字", check_failure_admitted),
     Check("failure_with_numbers_fails", "工具失败了回答却给出销售数字：不通过", "失败时回答里的数字只能来自错误信息",
           check_failure_hidden),
+    Check("failure_with_invented_number_fails", "工具失败时，回答承认了失败却编了数字：不通过",
+          "失败时也要检查数字的出处：只允许错误信息里的数字", check_failure_invented),
     Check("failure_unsaid_fails", "工具失败了回答却没说失败：不通过", "失败时回答要含「失败」「无法」「错误」「找不到」之类的词",
           check_failure_unsaid),
     Check("error_numbers_allowed", "错误信息里的数字（第 4 行）可以出现在回答里", "失败时，错误信息里的数字算有依据",

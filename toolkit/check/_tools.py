@@ -1,23 +1,27 @@
-"""Small scripted tools the checks call: they count their calls and fail by a plan, on the simulated clock."""
+"""Scripted tools for probes (worker side): they count their calls and fail by a plan, on the simulated clock."""
 from __future__ import annotations
 
 from typing import Any
 
 from ..clock import get_clock
 from ..results import RetryableToolError
+from ._core import play, probe, simulate
 
 
 class Scripted:
     """An async tool that follows `plan` (one entry per call, the last repeats): "ok", "timeout",
     "permission", "value", "rate_limited" (Retry-After `retry_after`), "connection", or a value to return.
 
-    Each call first takes `latency` simulated seconds. `calls` counts calls, `times` records when.
+    Each call first takes `latency` simulated seconds. `calls` counts calls that ran, `times` records
+    when; `requested` also counts the coroutines asked for, so `not_awaited()` tells a call made but
+    never awaited (`tool_fn(x)` without `await`) from no call at all.
     """
 
     def __init__(self, plan: list[Any], *, latency: float = 0.0, retry_after: float = 5.0,
                  result: Any = "结果", name: str = "search") -> None:
         self.plan, self.latency, self.retry_after, self.result = list(plan), latency, retry_after, result
         self.calls = 0
+        self.requested = 0
         self.times: list[float] = []
         self.args: list[tuple] = []
         self.__name__ = name
@@ -42,7 +46,19 @@ class Scripted:
             raise RetryableToolError("请求过于频繁", code="RATE_LIMITED", retry_after=self.retry_after)
         return step
 
-    async def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def not_awaited(self) -> int:
+        return self.requested - self.calls
+
+    def record(self) -> dict:
+        """What happened to this tool, as plain data."""
+        return {"calls": self.calls, "not_awaited": self.not_awaited(), "times": self.times,
+                "args": [[list(a), k] for a, k in self.args]}
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.requested += 1
+        return self._run(args, kwargs)
+
+    async def _run(self, args: tuple, kwargs: dict) -> Any:
         clock = get_clock()
         self.times.append(clock.now())
         self.args.append((args, kwargs))
@@ -56,15 +72,24 @@ class ScriptedSync(Scripted):
     """The same, as a plain (sync) function."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        self.requested += 1
         self.times.append(get_clock().now())
         self.args.append((args, kwargs))
         return self._outcome(self._next())
 
 
-def pair(value: Any) -> tuple[Any, Any]:
-    """The (result, error) pair a retry function must return, or a Chinese failure."""
-    from ._core import Fail
+@probe
+def retry_run(fn: Any, *, plan: list[Any], args: tuple = (), kwargs: dict | None = None, seed: int = 0,
+              sync: bool = False, **tool: Any) -> dict:
+    """Probe: call fn(tool, *args, **kwargs) on a fresh simulated clock, with a tool scripted by `plan`.
 
-    if not isinstance(value, tuple) or len(value) != 2:
-        raise Fail(f"应该返回 (result, error) 二元组，你返回了 {type(value).__name__}: {str(value)[:60]}")
-    return value
+    Returns the value fn returned, the tool's record (calls, not_awaited, times, args) and the clock's
+    waits and final time.
+    """
+    scripted = (ScriptedSync if sync else Scripted)(plan, **tool)
+
+    async def go(clock: Any) -> Any:
+        return await play(fn, scripted, *args, **(kwargs or {}))
+
+    value, clock = simulate(go, seed)
+    return {"value": value, **scripted.record(), "waits": clock.sleeps, "now": clock.now()}

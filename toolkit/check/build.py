@@ -1,13 +1,21 @@
-"""Make exercises/ from solutions/: one source for both (nbgrader's markers).
+"""Make exercises/ from solutions/: one source for both (nbgrader's markers); and an nbgrader course on request.
 
-    python -m toolkit.check.build            # write exercises/exNN_*.ipynb from solutions/solNN_*.ipynb
-    python -m toolkit.check.build --check    # exit 1 if the committed exercises differ from what it makes
+    python -m toolkit.check.build                  # write exercises/exNN_*.ipynb from solutions/solNN_*.ipynb
+    python -m toolkit.check.build --check          # exit 1 if the committed exercises differ from what it makes
+    python -m toolkit.check.build --nbgrader DIR   # also write an nbgrader course: DIR/source/exNN_stem/exNN_stem.ipynb
 
 In a solution notebook, code between the lines `### BEGIN SOLUTION` and
 `### END SOLUTION` is replaced in the exercise by `raise NotImplementedError`
 at the same indentation. Cells tagged "solution" (the answer's notes, the
 banner) are left out. Every output and execution count is cleared and cell
 metadata keeps only its tags; hint cells and everything else stay as they are.
+
+The nbgrader course is the same notebook with nbgrader's metadata: the answer
+cell is a solution cell (nbgrader clears it to the exercise's own stub, see the
+nbgrader_config.py written beside it), every other cell is locked, and after
+the check cell comes one graded test cell per check, worth one point, that runs
+`toolkit.check.grade(fn, "check_id")`: it passes or raises, so autograde gives
+partial credit check by check. Students do not need nbgrader.
 """
 from __future__ import annotations
 
@@ -72,6 +80,70 @@ def exercise_text(solution_path: Path) -> str:
     return nbformat.writes(make_exercise(nb)) + "\n"
 
 
+NBGRADER_CONFIG = f"""# nbgrader's settings for the exercises of Tool Result Lab (written by python -m toolkit.check.build)
+c = get_config()  # noqa: F821
+c.CourseDirectory.course_id = "tool-result-lab"
+# the solution cells are cleared to the same stub as exercises/ has, at the same indentation
+c.ClearSolutions.code_stub = {{"python": {chr(10).join(s.format(indent="") for s in STUB)!r}}}
+# a check that takes longer is ended by the checker itself (3 s per call); this only stops a runaway cell
+c.Execute.timeout = 120
+"""
+
+
+def _nbgrader(cell: nbformat.NotebookNode, grade_id: str, *, solution: bool = False, points: int = 0) -> None:
+    meta = {"grade": points > 0, "grade_id": grade_id, "locked": not solution, "schema_version": 3,
+            "solution": solution, "task": False}
+    if points:
+        meta["points"] = points
+    cell.metadata["nbgrader"] = meta
+
+
+def nbgrader_source(solution: nbformat.NotebookNode, number: str) -> nbformat.NotebookNode:
+    """The nbgrader source notebook for a solution: metadata on every cell, a graded cell per check."""
+    from ._catalogue import get_exercise
+
+    exercise = get_exercise(number)
+    nb = nbformat.from_dict(solution)
+    cells = []
+    for n, cell in enumerate(nb.cells):
+        tags = list(cell.get("metadata", {}).get("tags", []))
+        if SOLUTION_TAG in tags:
+            continue
+        cell.metadata = nbformat.from_dict({"tags": tags} if tags else {})
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        answer = cell.cell_type == "code" and any(BEGIN.match(line) for line in cell.source.splitlines())
+        _nbgrader(cell, f"ex{number}_answer" if answer else f"ex{number}_cell{n:02d}", solution=answer)
+        cells.append(cell)
+        if cell.cell_type == "code" and cell.source.strip().startswith("check("):
+            for check in exercise.checks:
+                graded = nbformat.v4.new_code_cell(
+                    f"# 自动评分（nbgrader）：{check.title}（1 分）\n"
+                    f"from toolkit.check import grade\n\ngrade({exercise.function}, {check.id!r})")
+                graded.id = f"grade-{check.id.replace('_', '-')}"[:64]
+                _nbgrader(graded, f"ex{number}_{check.id}", points=1)
+                cells.append(graded)
+    nb.cells = cells
+    return nb
+
+
+def build_nbgrader(solutions: Path, course: Path) -> list[str]:
+    """Write the nbgrader course under `course` (source/<exNN_stem>/<exNN_stem>.ipynb, nbgrader_config.py)."""
+    written = []
+    for path in sorted(solutions.glob("sol[0-9][0-9]_*.ipynb")):
+        name = exercise_name(path.name)
+        target = course / "source" / name.removesuffix(".ipynb") / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nb = nbgrader_source(nbformat.read(path, as_version=4), name[2:4])
+        target.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+        written.append(str(target.relative_to(course)))
+    config = course / "nbgrader_config.py"
+    if not config.exists():
+        config.write_text(NBGRADER_CONFIG, encoding="utf-8")
+        written.append(config.name)
+    return written
+
+
 def exercise_name(solution_name: str) -> str:
     """solNN_stem.ipynb -> exNN_stem.ipynb: chapter, exercise and solution of one number have distinct names."""
     return "ex" + solution_name.removeprefix("sol")
@@ -97,7 +169,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="只比较，不写文件；有差异时退出码 1")
     parser.add_argument("--solutions", type=Path, default=ROOT / "solutions")
     parser.add_argument("--exercises", type=Path, default=ROOT / "exercises")
+    parser.add_argument("--nbgrader", type=Path, metavar="DIR",
+                        help="同时写出 nbgrader 课程目录：DIR/source/exNN_名称/exNN_名称.ipynb（带评分单元格）和 nbgrader_config.py")
     args = parser.parse_args(argv)
+    if args.nbgrader:
+        for name in build_nbgrader(args.solutions, args.nbgrader):
+            print(f"已生成 {args.nbgrader / name}")
     changed = build(args.solutions, args.exercises, check_only=args.check)
     if args.check:
         for name in changed:

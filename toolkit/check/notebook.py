@@ -1,36 +1,57 @@
-"""Running an exercise notebook for the checker: execute it in a kernel, then run its checks in that kernel.
+"""Checking an exercise notebook from a shell: run its cells in a loader, then judge the object in a fresh worker.
 
-The student's function lives in the kernel, so the checks run there too: after
-the notebook's own cells, one more cell calls `kernel_report` and prints the
-Report as JSON after a marker line, which is read back here.
+    loader (a worker running the cells in an IPython shell, in the notebook's folder)
+        cells before the check cell → export the student's object (cloudpickle bytes) → the rest of the cells
+    referee (this process) → judge(bytes) in a fresh worker where no cell ran
+
+The check cell itself is not run (in the loader `check()` only returns): the
+object it names is exported at that point, so a later cell that hangs or kills
+the process cannot stop the grading. Every cell has a time limit; a cell that
+hangs or ends the process, a syntax error, a missing function: each is one
+Chinese line, and none is a traceback.
 """
 from __future__ import annotations
 
+import base64
 import json
-import os
 import re
-import subprocess
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from . import get_exercise
-from ._core import CheckResult, Report
+from ._catalogue import get_exercise
+from ._core import Crashed, Hang, Report
+from ._player import TIME_LIMIT, Pool, judge, not_run
 
-MARKER = "<<<TOOLKIT_CHECK_REPORT>>>"
-CELL_TIMEOUT = 600  # seconds; every wait in an exercise is simulated, this only stops a runaway cell
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+CELL_TIMEOUT = 60.0  # real seconds per cell; the exercises' cells take well under one
+NOTEBOOK_NAME = re.compile(r"(?:ex|sol)(\d\d)_[a-z0-9_]+\.ipynb")
+CHECK_CELL = re.compile(r"^[^\S\n]*check\(", re.M)  # [^\S\n]: the indent stays on its line (linear on blank lines)
 
 
 @dataclass
 class NotebookRun:
-    """A checked notebook: the report, and the code cells that raised (number, one-line error)."""
+    """A checked notebook: its report (with `problem` when no check could run) and notes on the cells."""
 
     path: Path
     report: Report
-    cell_errors: list[tuple[int, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
+    @property
+    def status(self) -> str:
+        """done, in_progress, not_started or could_not_run."""
+        if self.report.problem:
+            return "could_not_run"
+        if self.report.ok:
+            return "done"
+        return "in_progress" if self.report.started else "not_started"
 
-NOTEBOOK_NAME = re.compile(r"(?:ex|sol)(\d\d)_[a-z0-9_]+\.ipynb")
+    def to_dict(self) -> dict:
+        return {"path": str(self.path), "report": self.report.to_dict(), "notes": self.notes, "status": self.status}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "NotebookRun":
+        return cls(Path(data["path"]), Report.from_dict(data["report"]), list(data["notes"]))
 
 
 def exercise_number(path: Path) -> str:
@@ -46,67 +67,100 @@ def exercise_notebooks(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.ipynb") if NOTEBOOK_NAME.fullmatch(p.name))
 
 
-def kernel_report(namespace: dict, number: str) -> dict:
-    """Inside the kernel: run the exercise's checks on the student's object from `namespace`."""
-    from . import run_checks
-
-    exercise = get_exercise(number)
-    obj = namespace.get(exercise.function)
-    if obj is None:
-        reason = f"notebook 里没有找到 {exercise.function}（函数或类的名字不要改）"
-        return Report(exercise.number, exercise.title, exercise.function,
-                      [CheckResult(c.id, c.title, False, reason, c.hint) for c in exercise.checks]).to_dict()
-    return run_checks(obj, exercise.number).to_dict()
+def code_cells(path: Path) -> list[str]:
+    """The sources of the notebook's code cells, read as plain JSON (nbformat's import costs seconds here)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    sources = [cell["source"] for cell in nb["cells"] if cell["cell_type"] == "code"]
+    return [s if isinstance(s, str) else "".join(s) for s in sources]
 
 
-def _kernel_env() -> dict:
-    env = dict(os.environ)
-    env["TOOLKIT_DOTENV"] = "none"  # the checker never reads a .env: the offline model answers
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p)
-    env.pop("MPLBACKEND", None)
-    return env
+def _cell_note(n: int, reply: dict) -> str:
+    error = reply["error"]
+    if "line" in error:
+        where = f"第 {error['line']} 行" + (f"「{error['text']}」" if error.get("text") else "")
+        return f"第 {n} 个代码单元格有语法错误（{where}）：{error['message']}"
+    return f"第 {n} 个代码单元格运行出错（{error['names'][0]}: {error['message'][:160]}）"
 
 
-def run_notebook(path: str | Path) -> NotebookRun:
-    """Execute the notebook at `path` (nbclient, a fresh python3 kernel) and check the student's work."""
-    import nbformat
-    from nbclient import NotebookClient
+def run_notebook(path: str | Path, *, time_limit: float = TIME_LIMIT, cell_timeout: float = CELL_TIMEOUT,
+                 pool: Pool | None = None) -> NotebookRun:
+    """Run the notebook's cells in a loader and judge its exercise's object; never raises for the student's work.
 
+    The cells after the check cell (the plug-in section) run while the checks run. When a check
+    found that the object hangs or kills its process, those cells (which call it) are stopped.
+    ValueError only for a path that is not an exercise notebook (its name).
+    """
     path = Path(path)
-    number = exercise_number(path)
-    exercise = get_exercise(number)
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(path.parent.resolve())}})
-    probe = nbformat.v4.new_code_cell(
-        "import json as _tc_json\n"
-        "from toolkit.check.notebook import kernel_report as _tc_report\n"
-        f"print({MARKER!r} + _tc_json.dumps(_tc_report(globals(), {number!r}), ensure_ascii=False))")
-    with client.setup_kernel(env=_kernel_env(), stderr=subprocess.DEVNULL):  # no kernel log lines
-        for index, cell in enumerate(nb.cells):
-            if cell.cell_type == "code":
-                client.execute_cell(cell, index)
-        nb.cells.append(probe)
-        client.execute_cell(probe, len(nb.cells) - 1)
-    errors = []
-    code_number = 0
-    for cell in nb.cells[:-1]:
-        if cell.cell_type != "code":
-            continue
-        code_number += 1
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "error":
-                errors.append((code_number, f"{out.get('ename')}: {str(out.get('evalue'))[:200]}"))
-    report = None
-    for out in probe.get("outputs", []):
-        text = out.get("text", "") if out.get("output_type") == "stream" else ""
-        for line in text.splitlines():
-            if line.startswith(MARKER):
-                report = Report.from_dict(json.loads(line[len(MARKER):]))
-    if report is None:
-        problem = next((f"{o.get('ename')}: {o.get('evalue')}" for o in probe.get("outputs", [])
-                        if o.get("output_type") == "error"), "检查没有输出结果")
-        report = Report(exercise.number, exercise.title, exercise.function,
-                        [CheckResult(c.id, c.title, False, f"检查无法运行：{problem}", c.hint)
-                         for c in exercise.checks])
-    return NotebookRun(path, report, errors)
+    exercise = get_exercise(exercise_number(path))
+    pool = pool or Pool()
+    try:
+        cells = list(enumerate(code_cells(path), 1))
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # not JSON, not a notebook: one problem
+        return NotebookRun(path, not_run(exercise, exercise.checks, f"读不了这个 notebook（{type(exc).__name__}）"))
+    at = next((i for i, (_, source) in enumerate(cells) if CHECK_CELL.search(source)), len(cells))
+    loader = pool.take()
+    pool.prefetch()  # the player starts while the cells run
+    notes: list[str] = []
+    try:
+        alive = _run_cells(loader, [("chdir", str(path.parent.resolve()))], cells[:at], notes, cell_timeout)
+        if not alive:
+            problem = f"notebook 没有运行到检查单元格：{notes[-1]}" if notes else "notebook 没有运行完"
+            return NotebookRun(path, not_run(exercise, exercise.checks, problem), notes[:-1])
+        blob, problem = _export(loader, exercise.function, notes, cell_timeout)
+        if blob is None:
+            return NotebookRun(path, not_run(exercise, exercise.checks, problem), [n for n in notes if n not in problem])
+        later: list[str] = []
+        rest = threading.Thread(target=_run_cells, args=(loader, [], cells[at + 1:], later, cell_timeout), daemon=True)
+        rest.start()
+        report = judge(exercise, blob, time_limit=time_limit, pool=pool)
+        if any(r.kind in ("hang", "crash") for r in report.results) and rest.is_alive():
+            loader.stopped = "你的函数在检查里没有正常返回，后面调用它的单元格已停止运行"
+            loader.kill()
+        rest.join()
+        return NotebookRun(path, report, notes + later)
+    finally:
+        loader.kill()
+
+
+def _run_cells(loader: Any, setup: list[tuple], cells: list[tuple[int, str]], notes: list[str],
+               timeout: float) -> bool:
+    """Run the cells in the loader, one note per cell that failed; False once the loader is gone."""
+    try:
+        for request in setup:
+            loader.ask(request, timeout)
+    except (Hang, Crashed) as exc:
+        notes.append(f"检查进程没能启动（{exc}）")
+        return False
+    for n, source in cells:
+        try:
+            reply = loader.ask(("cell", source), timeout)
+        except Hang:
+            notes.append(f"第 {n} 个代码单元格超过 {timeout:g} 秒没有结束：是不是死循环？（已停止运行）")
+            return False
+        except Crashed as exc:
+            notes.append(f"第 {n} 个代码单元格：{loader.stopped}" if loader.stopped else
+                         f"第 {n} 个代码单元格让 Python 进程退出了（退出码 {exc.code}）：是不是调用了 os._exit / sys.exit？")
+            return False
+        if "error" in reply:
+            notes.append(_cell_note(n, reply))
+    return True
+
+
+def _export(loader, name: str, notes: list[str], timeout: float) -> tuple[bytes | None, str]:
+    """The object's bytes from the loader, or a one-line problem that says why there are none."""
+    try:
+        reply = loader.ask(("export", name), timeout)
+    except (Hang, Crashed) as exc:
+        return None, f"没法取出 {name}（{exc}）"
+    if "blob" in reply:
+        return base64.b64decode(reply["blob"]), ""
+    if "missing" in reply:
+        syntax = [note for note in notes if "语法错误" in note]
+        if syntax:
+            return None, syntax[0]
+        failed = [note for note in notes if "运行出错" in note]
+        return None, (f"notebook 里没有找到 {name}（函数或类的名字不要改）"
+                      + (f"；{failed[0]}，可能因此没有定义" if failed else ""))
+    error = reply.get("unpicklable") or reply.get("failed") or {"names": ["?"], "message": ""}
+    return None, (f"没法把 {name} 交给检查进程（{error['names'][0]}: {error['message'][:120]}）：它用到的某个全局变量"
+                  "（例如锁、打开的文件）不能复制，把它放到函数里面创建")

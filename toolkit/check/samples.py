@@ -1,7 +1,6 @@
 """Cases the exercises show and check: real tool results, made the same way every time."""
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -19,16 +18,16 @@ def sales_results() -> dict[str, ToolResult]:
     """analyze_sales_csv run through a ToolExecutor, three ways (made once, then cached).
 
     "ok": sales.csv (显示器 4495, total 9692); "missing": FILE_NOT_FOUND;
-    "invalid": INVALID_SALES_CSV (line 4 has quantity "abc").
+    "invalid": INVALID_SALES_CSV (line 4 has quantity "abc"), from a copy of the data folder whose
+    sales.csv is the fault case: the registry reads that folder, the environment is left alone.
     """
     if _CACHE:
         return dict(_CACHE)
     from ..executor import ToolExecutor
     from ..tools import default_registry
-    from ..tools._files import DATA_DIR_ENV
 
-    def call(path: str, call_id: str) -> ToolResult:
-        executor = ToolExecutor(registry=default_registry())
+    def call(path: str, call_id: str, data_dir: Path | None = None) -> ToolResult:
+        executor = ToolExecutor(registry=default_registry(data_dir=data_dir))
         call = {"id": call_id, "type": "function",
                 "function": {"name": "analyze_sales_csv", "arguments": f'{{"path": "{path}"}}'}}
 
@@ -39,15 +38,7 @@ def sales_results() -> dict[str, ToolResult]:
     _CACHE["ok"] = call("sales.csv", "call_ok")
     _CACHE["missing"] = call("sales_2023.csv", "call_missing")
     faults = Path(__file__).resolve().parents[2] / "data" / "faults" / "sales" / "quantity_abc.csv"
-    old = os.environ.get(DATA_DIR_ENV)
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copy(faults, Path(tmp) / "sales.csv")
-        os.environ[DATA_DIR_ENV] = tmp
-        try:
-            _CACHE["invalid"] = call("sales.csv", "call_invalid")
-        finally:
-            if old is None:
-                os.environ.pop(DATA_DIR_ENV, None)
-            else:
-                os.environ[DATA_DIR_ENV] = old
+        _CACHE["invalid"] = call("sales.csv", "call_invalid", Path(tmp))
     return dict(_CACHE)

@@ -13,8 +13,11 @@ to send 401, 429, 500 and the like.
 """
 from __future__ import annotations
 
+import io
 import json
+import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterator
 
@@ -24,6 +27,7 @@ __all__ = ["OfflineServer", "start_offline_server", "shared_offline_server", "Mo
 
 ModelFn = Callable[[dict], Any]
 MAX_BODY_BYTES = 32 * 1024 * 1024
+REQUEST_TIMEOUT = 10.0  # seconds a client may take to send one whole request (line, headers and body)
 _PIECE = 12  # characters per streamed content/arguments piece
 
 
@@ -69,11 +73,39 @@ def _chunks(body: dict, include_usage: bool) -> Iterator[dict]:
         yield {**head, "choices": [], "usage": body.get("usage")}
 
 
+class _DeadlineReader(io.RawIOBase):
+    """A socket's reading side with one deadline for the whole request, not one timeout per read.
+
+    Before each read the socket's timeout is set to the time left, so a client
+    that trickles its request a byte at a time is cut off when the request's
+    time is up, however often it sends.
+    """
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        super().__init__()
+        self._sock, self._deadline = sock, deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request took longer than its time limit")
+        self._sock.settimeout(left)
+        return self._sock.recv_into(buffer)
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: "_HTTPServer"
     protocol_version = "HTTP/1.0"
     server_version = "OfflineStandIn/1.0"
-    timeout = 10  # seconds a client may take to send its request
+    timeout = REQUEST_TIMEOUT  # also the limit for writing the reply
+
+    def setup(self) -> None:
+        super().setup()
+        limit = self.server.owner.request_timeout
+        self.rfile = io.BufferedReader(_DeadlineReader(self.connection, time.monotonic() + limit))
 
     def log_message(self, format: str, *args: Any) -> None:  # keep notebooks' stderr clean
         pass
@@ -126,6 +158,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _safe(self, action: Callable[[], None]) -> None:
         try:
+            self.connection.settimeout(self.timeout)  # reading left the time the request had left
             action()
         except (BrokenPipeError, ConnectionResetError, TimeoutError):
             self.close_connection = True  # the client went away; nothing to tell it
@@ -140,7 +173,11 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             raw = self.rfile.read(length)
         except (TimeoutError, OSError):
-            raise OfflineAPIError(408, "请求体没有按 Content-Length 发完（超时）", code="request_timeout") from None
+            raise OfflineAPIError(408, "请求没有在时限内发完（超时）", code="request_timeout") from None
+        finally:
+            self.connection.settimeout(self.timeout)  # writing the reply gets its own time
+        if len(raw) < length:
+            raise OfflineAPIError(400, "请求体比 Content-Length 说的短（连接提前关闭）", code="invalid_length")
         try:
             return json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
@@ -190,16 +227,24 @@ class OfflineServer:
 
     `base_url` ends in "/v1"; `requests` lists the JSON bodies received (at most
     `max_recorded`, the newest kept); `errors` the exceptions a model_fn raised.
+    A client has `request_timeout` seconds (default 10) to send a whole request:
+    one limit for the request line, headers and body together, so a body
+    trickled a byte at a time gets 408 when the time is up (a request line or
+    headers still unfinished then: the connection is closed).
     Use start()/stop() or `with OfflineServer() as server:`. Port 0 picks a
     free port. Raises ValueError for a model_fn that is not callable.
     """
 
     def __init__(self, model_fn: ModelFn | None = None, *, port: int = 0,
-                 max_recorded: int | None = None) -> None:
+                 max_recorded: int | None = None, request_timeout: float = REQUEST_TIMEOUT) -> None:
         if model_fn is not None and not callable(model_fn):
             raise ValueError(f"model_fn must be a function request_dict -> response, got {type(model_fn).__name__}")
         if not isinstance(port, int) or not 0 <= port <= 65535:
             raise ValueError(f"port must be an int 0-65535 (0 = any free port), got {port!r}")
+        if isinstance(request_timeout, bool) or not isinstance(request_timeout, (int, float)) \
+                or not 0 < request_timeout < float("inf"):
+            raise ValueError(f"request_timeout must be a positive number of seconds, got {request_timeout!r}")
+        self.request_timeout = float(request_timeout)
         self.model_fn: ModelFn = model_fn or respond
         self.port = port
         self.max_recorded = max_recorded

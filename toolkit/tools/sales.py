@@ -18,12 +18,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import operator
 import re
 from decimal import Decimal
 from typing import Any, Callable
 
 from ..knowledge import ToolKnowledge
-from ..numbers import NUMBER_TEXT, ascii_digits, clauses, supported
+from ..claims import comparison_claims, holds, rank_claims, total_claims
 from ._files import DataDir, envelope, error_envelope, find_input
 
 __all__ = ["analyze_sales_csv", "REQUIRED_COLUMNS", "CURRENCY_NOTE", "SALES_KNOWLEDGE"]
@@ -171,30 +172,65 @@ def _summarize(rows: list[tuple[int, str, int, int]]) -> dict:
 
 # --- what the rest of the toolkit learns from this tool (toolkit.knowledge) -------------------
 
-TOP_WORDS = ("最高", "最多", "最大", "最好", "第一", "居首", "之首", "冠军", "首位", "领先")
-_TOTAL = re.compile(r"(?:总销售额|销售总额|总额|合计|总计)[^0-9。；;\n]{0,12}?(" + NUMBER_TEXT + ")")
+_RELATION_WORDS = {"!=": "不是", ">": "超过", ">=": "不少于", "<": "不到", "<=": "不超过", "~": "约为"}
+_COMPARED = {">": (operator.gt, "高于"), ">=": (operator.ge, "不低于"), "<": (operator.lt, "低于"), "<=": (operator.le, "不高于")}
+
+
+def _sales(data: dict) -> dict[str, Decimal]:
+    """category -> sales from the tool's data (category_sales), as Decimals."""
+    rows = data.get("category_sales")
+    pairs = [(r.get("category"), r.get("sales")) for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+    return {c: Decimal(str(v)) for c, v in pairs
+            if isinstance(c, str) and c and isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def _listed(names) -> str:
+    return "".join(f"「{n}」" for n in names)
 
 
 def wrong_top_claims(answer: str, data: dict) -> list[str]:
-    """Clauses that call another category the top one ("键盘销售额最高" when 显示器 is)."""
-    top = data.get("highest_category")
-    names = [r.get("category") for r in data.get("category_sales") or [] if isinstance(r, dict)]
-    others = [n for n in names if isinstance(n, str) and n and n != top]
+    """Claims that other categories come first or last ("键盘销售额最高", "最高的是键盘而非显示器")."""
+    sales = _sales(data)
     wrong: list[str] = []
-    for clause in clauses(answer):
-        if any(w in clause for w in TOP_WORDS) and isinstance(top, str) and top not in clause:
-            wrong += [f"回答说销售额最高的是「{n}」，工具结果是「{top}」" for n in others if n in clause]
+    for claim in rank_claims(answer, sales):
+        claimed = [sales[n] for n in claim.names]
+        others = [v for n, v in sales.items() if n not in claim.names]
+        ok = not others or (min(claimed) >= max(others) if claim.top else max(claimed) <= min(others))
+        if not ok:
+            ranked = sorted(sales, key=lambda n: -sales[n] if claim.top else sales[n])[: len(claim.names)]
+            word = "最高" if claim.top else "最低"
+            wrong.append(f"回答说销售额{word}的是{_listed(claim.names)}，工具结果是{_listed(ranked)}")
     return wrong
 
 
 def wrong_totals(answer: str, data: dict) -> list[str]:
-    """A total written as another number ("总销售额 4495" when it is 9692)."""
+    """A total stated against the data ("三个类别共计 4495", "总销售 4495", "总销售额不是 9692"), or a
+    category's total ("显示器的总销售额 2985")."""
     total = data.get("total_sales")
     if not isinstance(total, (int, float)) or isinstance(total, bool):
         return []
-    return [f"回答中的总销售额写成了 {written}，工具结果是 {total}"
-            for written in _TOTAL.findall(ascii_digits(answer))
-            if not supported(Decimal(written.replace(",", "")), {Decimal(total)})]
+    sales = _sales(data)
+    wrong: list[str] = []
+    for claim in total_claims(answer, sales):
+        actual = sum((sales[n] for n in claim.names), Decimal(0)) if claim.names else Decimal(str(total))
+        if holds(claim.relation, actual, claim.value, claim.upper):
+            continue
+        whose = f"{'、'.join(claim.names)}的销售额" if claim.names else "总销售额"
+        if claim.relation == "=":
+            said = f"回答中的{whose}写成了 {claim.value.text}"
+        elif claim.upper is not None:
+            said = f"回答说{whose}在 {claim.value.text} 到 {claim.upper.text} 之间"
+        else:
+            said = f"回答说{whose}{_RELATION_WORDS[claim.relation]} {claim.value.text}"
+        wrong.append(f"{said}，工具结果是 {actual.normalize():f}")
+    return wrong
+
+
+def wrong_comparisons(answer: str, data: dict) -> list[str]:
+    """One category said to be above or below another against the data ("键盘比显示器高")."""
+    sales = _sales(data)
+    return [f"回答说「{c.first}」的销售额{_COMPARED[c.relation][1]}「{c.second}」，工具结果是 {sales[c.first]} 与 {sales[c.second]}"
+            for c in comparison_claims(answer, sales) if not _COMPARED[c.relation][0](sales[c.first], sales[c.second])]
 
 
 def _ranking(category_sales: Any) -> list[tuple[str, Any]]:
@@ -222,7 +258,7 @@ def render_sales(tool: str, data: Any, say: Callable[[Any], str]) -> str | None:
 
 SALES_KNOWLEDGE = ToolKnowledge(
     required={"highest_category": "销售额最高的类别", "total_sales": "总销售额"},
-    answer_rules=(wrong_top_claims, wrong_totals),
+    answer_rules=(wrong_top_claims, wrong_totals, wrong_comparisons),
     suggestions={"INVALID_SALES_CSV": "告诉用户数据文件有误（指出哪一行），不要编造结果"},
     labels={"category": "类别", "quantity": "数量", "unit_price": "单价", "sales": "销售额", "row_count": "行数",
             "total_sales": "总销售额", "category_sales": "各类别销售额", "highest_category": "销售额最高的类别",

@@ -1,0 +1,13 @@
+"""Looks for a `writes` attribute on tool_fn; the executor hands the retry a wrapper that only keeps the name.
+
+fails: write_without_key_runs_once | 不能重试
+fails: write_without_key_says_why | 为什么没有重试
+fails: blank_key_is_no_key | 等于没有幂等键
+"""
+from toolkit import call_tool_with_retry
+
+
+async def careful_retry(tool_fn, *args, max_retries=3, **kwargs):
+    if getattr(tool_fn, "writes", False) and not kwargs.get("idempotency_key"):
+        return None, "写操作，没有 idempotency_key，不重试"
+    return await call_tool_with_retry(tool_fn, *args, max_retries=max_retries, **kwargs)

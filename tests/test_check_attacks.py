@@ -1,0 +1,205 @@
+"""What a student's notebook can do to the checker, on purpose or by accident, and what the checker does then.
+
+Each test builds an exercise notebook with one change (an extra cell, an answer that misbehaves) and
+runs `python -m toolkit.check` on it, as a student or a teacher would. Every attack here passed a
+wrong answer, failed a right one, hung or printed a traceback with the checker that ran its checks
+inside the student's kernel; here each must be judged right, within its time limits, in Chinese.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXERCISES = ROOT / "exercises"
+STUB = 'raise NotImplementedError("还没有实现")'
+
+
+def make_notebook(folder: Path, number: str, answer: str | None = None, before_check: tuple[str, ...] = (),
+                  first: tuple[str, ...] = ()) -> Path:
+    """The untouched exercise, with its answer cell replaced and extra code cells added (before the check cell)."""
+    [source] = EXERCISES.glob(f"ex{number}_*.ipynb")
+    nb = nbformat.read(source, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    if answer is not None:
+        [cell] = [c for c in code if STUB in c.source]
+        cell.source = answer
+    [check_cell] = [c for c in code if c.source.strip().startswith("check(")]
+    at = nb.cells.index(check_cell)
+    nb.cells[at:at] = [nbformat.v4.new_code_cell(s) for s in before_check]
+    nb.cells[1:1] = [nbformat.v4.new_code_cell(s) for s in first]
+    path = folder / source.name
+    nbformat.write(nb, path)
+    return path
+
+
+def run_cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "toolkit.check", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+
+
+def no_traceback(done: subprocess.CompletedProcess) -> None:
+    assert "Traceback" not in done.stdout + done.stderr, done.stdout[-800:] + done.stderr[-800:]
+
+
+SOLUTION_02 = '''def truncate_head_tail(text, max_chars):
+    if len(text) <= max_chars:
+        return text
+    budget = max(max_chars - len(f"\\n…（已省略 {len(text)} 字符）…\\n"), 0)
+    head_end = max(text.rfind("\\n", 0, budget // 2 + 1), 0)
+    found = text.find("\\n", len(text) - (budget - head_end) - 1)
+    tail_start = max(len(text) if found == -1 else found + 1, head_end)
+    return f"{text[:head_end]}\\n…（已省略 {tail_start - head_end} 字符）…\\n{text[tail_start:]}"
+'''
+
+
+def test_a_cell_that_monkeypatches_the_check_runner_changes_nothing(tmp_path: Path) -> None:
+    patch = ("import toolkit.check._core as _c\n"
+             "_c.run_check = lambda check, obj: _c.CheckResult(check.id, check.title, True)\n")
+    done = run_cli(str(make_notebook(tmp_path, "05", before_check=(patch,))))
+    assert done.returncode == 1, done.stdout
+    assert "得分：0/9" in done.stdout and "还没有实现" in done.stdout
+    no_traceback(done)
+
+
+def test_rebinding_print_and_globals_cannot_forge_the_report(tmp_path: Path) -> None:
+    forged = {"exercise": "05", "title": "假的", "function": "decide_next_step", "passed": 9, "total": 9,
+              "results": [{"id": f"c{i}", "title": "假的", "passed": True, "reason": "", "hint": ""} for i in range(9)]}
+    cell = ("import builtins, json as _json\n"
+            f"_FORGED = '<<<TOOLKIT_CHECK_REPORT>>>' + _json.dumps({forged!r}, ensure_ascii=False)\n"
+            "def print(*args, **kwargs):\n"
+            "    builtins.print(_FORGED)\n"
+            "def globals():\n"
+            "    return {'decide_next_step': lambda result, query: {'action': 'present_directly'}}\n"
+            "print('伪造的报告')\n")
+    done = run_cli(str(make_notebook(tmp_path, "05", before_check=(cell,))))
+    assert done.returncode == 1, done.stdout
+    assert "得分：0/9" in done.stdout and "假的" not in done.stdout
+    no_traceback(done)
+
+
+ALWAYS_EQUAL = '''class Anything(str):
+    """Equal to everything, contains everything."""
+    def __eq__(self, other):
+        return True
+    def __ne__(self, other):
+        return False
+    __hash__ = str.__hash__
+
+
+def decide_next_step(result, user_query):
+    anything = Anything('"北京"')
+    return {"action": anything, "data": anything, "missing": anything, "suggestion": anything}
+'''
+
+
+def test_an_always_equal_str_subclass_is_not_a_str(tmp_path: Path) -> None:
+    done = run_cli(str(make_notebook(tmp_path, "05", answer=ALWAYS_EQUAL)))
+    assert done.returncode == 1, done.stdout
+    assert "得分：0/9" in done.stdout, done.stdout
+    assert "str 的子类，不是 str" in done.stdout
+    no_traceback(done)
+
+
+def test_a_blocking_loop_is_ended_within_the_time_limit(tmp_path: Path) -> None:
+    answer = "import time\n\ndef truncate_head_tail(text, max_chars):\n    while True:\n        time.sleep(0.01)\n"
+    done = run_cli("--time-limit", "2", str(make_notebook(tmp_path, "02", answer=answer)), timeout=180)
+    assert done.returncode == 1
+    assert "超过 2 秒没有返回：是不是死循环？" in done.stdout, done.stdout
+    assert "得分：0/8" in done.stdout
+    no_traceback(done)
+
+
+def test_a_debug_print_with_end_does_not_break_the_report(tmp_path: Path) -> None:
+    answer = SOLUTION_02.replace("    if len(text) <= max_chars:", '    print("调试：", len(text), end=" ")\n'
+                                 "    if len(text) <= max_chars:", 1)
+    done = run_cli(str(make_notebook(tmp_path, "02", answer=answer)))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "得分：8/8，全部通过！" in done.stdout
+    no_traceback(done)
+
+
+def test_os_exit_in_the_answer_fails_its_checks_without_a_traceback(tmp_path: Path) -> None:
+    answer = "import os\n\nasync def retry_with_deadline(tool_fn, *args, max_retries=3, deadline=30.0, **kwargs):\n" \
+             "    os._exit(3)\n"
+    done = run_cli(str(make_notebook(tmp_path, "03", answer=answer)))
+    assert done.returncode == 1
+    assert "得分：0/11" in done.stdout and "直接退出了" in done.stdout, done.stdout
+    assert "让 Python 进程退出了" in done.stdout  # the plug-in cell, which calls it in the notebook itself
+    no_traceback(done)
+
+
+def test_a_syntax_error_is_reported_once_with_its_line(tmp_path: Path) -> None:
+    answer = "def truncate_head_tail(text, max_chars):\n    if len(text) <= max_chars\n        return text\n"
+    done = run_cli(str(make_notebook(tmp_path, "02", answer=answer)))
+    assert done.returncode == 1
+    assert done.stdout.count("语法错误") == 1 and "第 2 行" in done.stdout, done.stdout
+    assert "没有找到" not in done.stdout and "○ 未运行" in done.stdout
+    no_traceback(done)
+
+
+def test_a_renamed_function_is_reported_once(tmp_path: Path) -> None:
+    answer = SOLUTION_02.replace("def truncate_head_tail", "def truncate")
+    done = run_cli(str(make_notebook(tmp_path, "02", answer=answer)))
+    assert done.returncode == 1
+    assert done.stdout.count("没有找到 truncate_head_tail") == 1, done.stdout
+    no_traceback(done)
+
+
+def test_a_cell_that_hangs_or_exits_before_the_check_says_the_notebook_could_not_run(tmp_path: Path) -> None:
+    hang = make_notebook(tmp_path, "02", first=("while True:\n    pass\n",))
+    done = run_cli("--cell-timeout", "3", str(hang))
+    assert done.returncode == 1
+    assert "超过 3 秒没有结束" in done.stdout and "检查没有运行" in done.stdout, done.stdout
+    no_traceback(done)
+    (tmp_path / "exit").mkdir()
+    dead = make_notebook(tmp_path / "exit", "02", first=("import os\nos._exit(1)\n",))
+    done = run_cli(str(dead))
+    assert done.returncode == 1 and "让 Python 进程退出了" in done.stdout, done.stdout
+    no_traceback(done)
+
+
+def test_a_file_that_is_not_a_notebook_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "ex02_smart_truncate.ipynb"
+    path.write_text("这不是 JSON", encoding="utf-8")
+    done = run_cli(str(path))
+    assert done.returncode == 1 and "读不了这个 notebook" in done.stdout
+    no_traceback(done)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT to a process group")
+def test_ctrl_c_stops_with_one_line_and_exit_code_1(tmp_path: Path) -> None:
+    hang = make_notebook(tmp_path, "02", first=("while True:\n    pass\n",))
+    proc = subprocess.Popen([sys.executable, "-m", "toolkit.check", str(hang)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(4)  # the loader is inside the endless cell by now
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole foreground group
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, (out, err)
+    assert "已中断" in err and "Traceback" not in out + err, (out, err)
+
+
+def test_progress_table_ignores_copies_and_says_why_a_notebook_could_not_run(tmp_path: Path) -> None:
+    make_notebook(tmp_path, "02", answer=SOLUTION_02)
+    make_notebook(tmp_path, "08")
+    copy = tmp_path / "ex02_smart_truncate-Copy1.ipynb"
+    copy.write_bytes((tmp_path / "ex02_smart_truncate.ipynb").read_bytes())
+    (tmp_path / "sub").mkdir()
+    broken = make_notebook(tmp_path / "sub", "03", first=("import os\nos._exit(1)\n",))
+    broken.rename(tmp_path / broken.name)
+    done = run_cli(str(tmp_path))
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert not any("Copy1" in line for line in lines), done.stdout
+    assert any(l.startswith("ex02_smart_truncate") and "8/8" in l and "✔ 完成" in l for l in lines), done.stdout
+    assert any(l.startswith("ex08_pitfalls") and "0/10" in l and "○ 未开始" in l for l in lines), done.stdout
+    assert any(l.startswith("ex03_retry") and "⚠ 无法运行" in l and "退出" in l for l in lines), done.stdout
+    assert "完成 1/3 个练习" in done.stdout
+    no_traceback(done)

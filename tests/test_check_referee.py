@@ -1,0 +1,187 @@
+"""The referee's parts: plain data from the worker, who gets blamed for what, time limits, coverage of property checks."""
+from __future__ import annotations
+
+import asyncio
+import collections
+import threading
+import types
+import warnings
+
+import pytest
+
+from toolkit.check import get_exercise
+from toolkit.check._core import Check, CheckerError, Crashed, Fail, Hang, Raised, _NOTHING, run_check
+from toolkit.check._plain import Foreign, decode, encode
+from toolkit.check._player import Player, blob_of
+from toolkit.check._props import property_check
+
+
+def crossed(value):
+    return decode(encode(value))
+
+
+# --- plain data -------------------------------------------------------------------------------------
+
+def test_plain_values_cross_as_themselves_and_containers_by_content() -> None:
+    point = collections.namedtuple("Point", "x y")
+    value = {"a": [1, 2.5, None, True], 3: ("x", point(1, 2)), (1, 2): collections.OrderedDict(b="中文")}
+    assert crossed(value) == {"a": [1, 2.5, None, True], 3: ("x", (1, 2)), (1, 2): {"b": "中文"}}
+    assert type(crossed(value)[3][1]) is tuple
+
+
+def test_a_str_subclass_with_an_always_true_eq_is_not_a_str_and_equals_nothing() -> None:
+    class Anything(str):
+        def __eq__(self, other):
+            return True
+        __hash__ = str.__hash__
+
+    seen = crossed({"action": Anything("present_directly")})["action"]
+    assert isinstance(seen, Foreign) and not isinstance(seen, str)
+    assert seen != "present_directly" and seen not in ("present_directly", "retry")
+    assert "str 的子类，不是 str" in repr(seen) and str(seen) == "present_directly"
+
+
+def test_a_coroutine_crosses_as_a_foreign_that_says_await_and_is_closed() -> None:
+    async def answer():
+        return 1
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "coroutine ... was never awaited" would be an error here
+        seen = crossed(answer())
+    assert isinstance(seen, Foreign) and "await" in repr(seen)
+
+
+def test_a_cycle_and_a_broken_repr_are_described_not_raised() -> None:
+    loop: list = []
+    loop.append(loop)
+    node = crossed(loop)
+    while isinstance(node, list):
+        node = node[0]
+    assert isinstance(node, Foreign) and "循环引用" in repr(node)
+
+    class Broken:
+        def __repr__(self):
+            raise RuntimeError("no")
+
+    assert "<repr() 出错>" in repr(crossed(Broken()))
+
+
+# --- who is blamed ----------------------------------------------------------------------------------
+
+def _row(body, last=_NOTHING):
+    player = types.SimpleNamespace(printed="", last=last)
+
+    def run(p):
+        p.last = last
+        body()
+
+    return run_check(Check("c", "标题", "提示", run), player)
+
+
+def _raise(exc):
+    def body():
+        raise exc
+    return body
+
+
+def test_each_kind_of_failure_gets_its_own_row() -> None:
+    assert _row(_raise(Raised(["NotImplementedError", "RuntimeError", "Exception"], "还没有实现"))).reason == "还没有实现"
+    raised = _row(_raise(Raised(["ValueError", "Exception"], "bad")))
+    assert raised.kind == "raised" and raised.reason == "运行时抛出了异常 ValueError: bad"
+    assert _row(_raise(Hang(3))).reason.startswith("超过 3 秒没有返回：是不是死循环？")
+    assert "直接退出了" in _row(_raise(Crashed(1))).reason
+    assert _row(_raise(Fail("不对"))).kind == "fail"
+    error = _row(_raise(CheckerError("覆盖不够")))
+    assert error.kind == "error" and "不是你的代码的问题" in error.reason and error.hint == ""
+
+
+def test_the_checkers_own_exception_is_never_the_students_and_says_what_came_back() -> None:
+    row = _row(lambda: len(None), last=None)
+    assert row.kind == "error" and not row.passed
+    assert "检查器自己出错了" in row.reason and "None（是不是忘了 return？）" in row.reason
+    assert "运行时抛出了异常" not in row.reason
+
+
+# --- property checks --------------------------------------------------------------------------------
+
+def test_a_property_check_refuses_to_pass_without_its_coverage() -> None:
+    from hypothesis import strategies as st
+
+    with pytest.raises(CheckerError, match="「大于 100」只有 0 个"):
+        property_check(st.integers(0, 10), lambda n: None, examples=20, classify=lambda n: {"大于 100"} if n > 100 else set(),
+                       cover={"大于 100": 1})
+    with pytest.raises(CheckerError):
+        property_check(st.integers(), lambda n: None, examples=5, classify=lambda n: set(), cover={})
+    counts = property_check(st.integers(0, 10), lambda n: None, examples=30, classify=lambda n: {"偶数"} if n % 2 == 0
+                            else {"奇数"}, cover={"偶数": 5, "奇数": 5})
+    assert counts["偶数"] + counts["奇数"] <= 30 and counts["偶数"] >= 5
+
+
+def test_a_property_check_shows_the_example_the_students_code_raised_on() -> None:
+    from hypothesis import strategies as st
+
+    def test(n):
+        if n > 3:
+            raise Raised(["ZeroDivisionError", "ArithmeticError", "Exception"], "division by zero")
+
+    with pytest.raises(Fail, match=r"输入 4 时运行出错：ZeroDivisionError"):
+        property_check(st.integers(0, 10), test, examples=30, classify=lambda n: {"any"}, cover={"any": 1})
+
+
+# --- the worker and its limits ----------------------------------------------------------------------
+
+def test_a_call_that_does_not_return_is_ended_and_the_next_call_gets_a_fresh_worker() -> None:
+    def truncate_head_tail(text, max_chars):
+        while text == "loop":
+            pass
+        return text[:max_chars]
+
+    player = Player(get_exercise("02"), blob_of(truncate_head_tail), time_limit=1.0)
+    player.start()
+    with pytest.raises(Hang):
+        player("loop", 3)
+    assert player("abcdef", 3) == "abc"
+    player.close()
+
+
+def test_os_exit_ends_only_the_worker() -> None:
+    def truncate_head_tail(text, max_chars):
+        import os
+        if text == "exit":
+            os._exit(7)
+        return text
+
+    player = Player(get_exercise("02"), blob_of(truncate_head_tail))
+    player.start()
+    with pytest.raises(Crashed) as crash:
+        player("exit", 3)
+    assert crash.value.code == 7
+    assert player("ok", 3) == "ok"
+    player.close()
+
+
+def test_real_sleeps_are_recorded_not_waited_and_prints_are_captured() -> None:
+    def truncate_head_tail(text, max_chars):
+        import time
+        print("调试", end=" ")
+        time.sleep(30)
+        asyncio.run(asyncio.sleep(20))
+        return text
+
+    player = Player(get_exercise("02"), blob_of(truncate_head_tail), time_limit=10.0)
+    player.start()
+    assert player("x", 3) == "x"
+    assert player.sleeps == [["time.sleep", 30], ["asyncio.sleep", 20]]
+    assert player.printed == "调试 "
+    player.close()
+
+
+def test_an_object_that_cannot_be_copied_to_a_worker_is_one_chinese_line() -> None:
+    lock = threading.Lock()
+
+    def truncate_head_tail(text, max_chars):
+        with lock:
+            return text
+
+    with pytest.raises(ValueError, match="没法把 truncate_head_tail 交给检查进程"):
+        blob_of(truncate_head_tail)

@@ -1,0 +1,221 @@
+"""Many notebooks at once: the progress table of one folder and a teacher's class report.
+
+Each notebook is checked by its own `python -m toolkit.check --json NB` process
+(its own referee, loader and worker, the same limits as for one notebook),
+`jobs` at a time. A notebook that hangs past its time or crashes its checker
+becomes a row that says so; the report is never stopped by one student.
+
+    python -m toolkit.check --class CLASS_DIR [--html report.html] [--csv report.csv] [--jobs 2]
+
+CLASS_DIR holds one folder per student, each with exercise notebooks
+(exNN_name.ipynb, anywhere inside it; copies such as …-Copy1.ipynb are not
+exercises). The report: a table student × exercise × score, then the checks
+most often failed by the students who worked on that exercise (what to teach
+next), in the terminal, as one self-contained HTML page and as CSV.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import csv
+import html
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ._catalogue import get_exercise
+from ._core import _pad, _width
+from ._player import TIME_LIMIT, not_run
+from .notebook import CELL_TIMEOUT, NOTEBOOK_NAME, NotebookRun, exercise_number
+
+NOTEBOOK_TIMEOUT = 600.0  # real seconds for one notebook, cells and checks together
+STATUS = {"done": "✔ 完成", "in_progress": "✘ 进行中", "not_started": "○ 未开始", "could_not_run": "⚠ 无法运行"}
+
+
+def check_many(paths: Sequence[Path], *, jobs: int = 2, time_limit: float = TIME_LIMIT,
+               cell_timeout: float = CELL_TIMEOUT, notebook_timeout: float = NOTEBOOK_TIMEOUT,
+               progress: Callable[[Path, NotebookRun], None] | None = None) -> list[tuple[NotebookRun, float]]:
+    """Check every notebook, `jobs` in parallel; (run, seconds) per notebook, in the order given."""
+    def one(path: Path) -> tuple[NotebookRun, float]:
+        began = time.perf_counter()
+        run = _check_apart(path, time_limit, cell_timeout, notebook_timeout)
+        if progress:
+            progress(path, run)
+        return run, time.perf_counter() - began
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(one, paths))
+
+
+def _check_apart(path: Path, time_limit: float, cell_timeout: float, notebook_timeout: float) -> NotebookRun:
+    exercise = get_exercise(exercise_number(path))
+    command = [sys.executable, "-m", "toolkit.check", "--json", "--time-limit", str(time_limit),
+               "--cell-timeout", str(cell_timeout), str(path)]
+    env = dict(os.environ, TOOLKIT_DOTENV="none", PYTHONIOENCODING="utf-8")
+    try:
+        done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=notebook_timeout,
+                              env=env)
+    except subprocess.TimeoutExpired:
+        return NotebookRun(path, not_run(exercise, exercise.checks, f"超过 {notebook_timeout:g} 秒还没有检查完（已停止）"))
+    try:
+        return NotebookRun.from_dict(json.loads(done.stdout.decode("utf-8")))
+    except (ValueError, KeyError):
+        return NotebookRun(path, not_run(exercise, exercise.checks, f"检查进程出错（退出码 {done.returncode}）"))
+
+
+# --- a class ------------------------------------------------------------------------------------
+
+def class_notebooks(folder: Path) -> dict[str, dict[str, Path]]:
+    """student -> exercise number -> notebook, from one folder per student (the shallowest copy wins)."""
+    found: dict[str, dict[str, Path]] = {}
+    for student in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        mine: dict[str, Path] = {}
+        for path in sorted(student.rglob("*.ipynb"), key=lambda p: (len(p.parts), str(p))):
+            if ".ipynb_checkpoints" in path.parts or not NOTEBOOK_NAME.fullmatch(path.name):
+                continue
+            mine.setdefault(exercise_number(path), path)
+        found[student.name] = mine
+    return found
+
+
+class ClassReport:
+    """The runs of a class: rows, the most-failed checks, and the three ways of showing them."""
+
+    def __init__(self, runs: dict[str, dict[str, NotebookRun]], seconds: float = 0.0) -> None:
+        self.runs = runs
+        self.seconds = seconds
+        self.numbers = sorted({n for mine in runs.values() for n in mine})
+
+    def cell(self, student: str, number: str) -> tuple[str, str]:
+        """(score, status mark) of one student's exercise; ("—", "") when the notebook is not there."""
+        run = self.runs[student].get(number)
+        if run is None:
+            return "—", ""
+        if run.status == "could_not_run":
+            return "-", STATUS["could_not_run"]
+        return f"{run.report.passed}/{run.report.total}", STATUS[run.status]
+
+    def most_failed(self, top: int = 10) -> list[dict]:
+        """The checks failed most often among the students who started that exercise."""
+        failed: Counter = Counter()
+        tried: Counter = Counter()
+        reasons: dict[tuple[str, str], Counter] = defaultdict(Counter)
+        titles: dict[tuple[str, str], str] = {}
+        for mine in self.runs.values():
+            for number, run in mine.items():
+                if not run.report.started:
+                    continue
+                tried[number] += 1
+                for r in run.report.results:
+                    if r.passed or r.kind in ("todo", "not_run", "error"):
+                        continue
+                    key = (number, r.id)
+                    failed[key] += 1
+                    titles[key] = r.title
+                    reasons[key][r.reason[:90]] += 1
+        order = sorted(failed, key=lambda k: (-failed[k], k))
+        return [{"exercise": k[0], "check": k[1], "title": titles[k], "failed": failed[k], "tried": tried[k[0]],
+                 "reason": reasons[k].most_common(1)[0][0]} for k in order[:top]]
+
+    def problems(self) -> list[str]:
+        """Notebooks that could not be checked, and checks that failed by the checker's own fault."""
+        out = []
+        for student, mine in self.runs.items():
+            for number, run in sorted(mine.items()):
+                if run.report.problem:
+                    out.append(f"{student} 练习 {number}：{run.report.problem}")
+                out += [f"{student} 练习 {number} · {r.id}：{r.reason}" for r in run.report.results if r.kind == "error"]
+        return out
+
+    # --- output -------------------------------------------------------------------------------------
+    def render(self) -> str:
+        students = list(self.runs)
+        names = [f"练习 {n}" for n in self.numbers]
+        first = max([_width("学生")] + [_width(s) for s in students])
+        widths = [max(_width(name), 13) for name in names]
+        lines = [f"班级报告：{len(students)} 名学生 × {len(self.numbers)} 个练习（用时 {self.seconds:.0f} 秒）", "",
+                 "  ".join([_pad("学生", first)] + [_pad(n, w) for n, w in zip(names, widths)])]
+        lines.append("─" * (first + sum(widths) + 2 * len(widths)))
+        for student in students:
+            row = [_pad(student, first)]
+            for number, w in zip(self.numbers, widths):
+                score, mark = self.cell(student, number)
+                row.append(_pad(f"{score} {mark}".strip(), w))
+            lines.append("  ".join(row).rstrip())
+        lines += ["", "最常未通过的检查（只算做了这个练习的学生）："]
+        for n, item in enumerate(self.most_failed(), 1):
+            lines.append(f"  {n}. 练习 {item['exercise']} · {item['title']}：{item['failed']}/{item['tried']} 名学生未通过")
+            lines.append(f"     常见原因：{item['reason']}")
+        if not self.most_failed():
+            lines.append("  （没有）")
+        problems = self.problems()
+        if problems:
+            lines += ["", "⚠ 没能检查的 notebook 和检查器自己的错误："] + [f"  {p}" for p in problems]
+        return "\n".join(lines)
+
+    def to_csv(self, path: Path) -> None:
+        with open(path, "w", encoding="utf-8-sig", newline="") as f:
+            out = csv.writer(f)
+            out.writerow(["student", "exercise", "notebook", "status", "passed", "total", "failed_checks",
+                          "problem", "notes"])
+            for student, mine in self.runs.items():
+                for number in self.numbers:
+                    run = mine.get(number)
+                    if run is None:
+                        out.writerow([student, number, "", "missing", "", "", "", "", ""])
+                        continue
+                    out.writerow([student, number, run.path.name, run.status, run.report.passed, run.report.total,
+                                  ";".join(run.report.failed_ids()), run.report.problem, " | ".join(run.notes)])
+
+    def to_html(self, path: Path) -> None:
+        e = html.escape
+        head = "".join(f"<th>练习 {e(n)}</th>" for n in self.numbers)
+        rows = []
+        for student in self.runs:
+            cells = []
+            for number in self.numbers:
+                score, mark = self.cell(student, number)
+                kind = {"✔": "done", "✘": "doing", "○": "todo", "⚠": "broken"}.get(mark[:1], "missing")
+                run = self.runs[student].get(number)
+                tip = e(run.report.problem or "; ".join(run.report.failed_ids())) if run else ""
+                cells.append(f'<td class="{kind}" title="{tip}">{e(score)} {e(mark)}</td>')
+            rows.append(f"<tr><th>{e(student)}</th>{''.join(cells)}</tr>")
+        failed = "".join(f"<li><b>练习 {e(i['exercise'])} · {e(i['title'])}</b>：{i['failed']}/{i['tried']} 名学生未通过"
+                         f"<br><small>常见原因：{e(i['reason'])}</small></li>" for i in self.most_failed())
+        problems = "".join(f"<li>{e(p)}</li>" for p in self.problems())
+        page = f"""<!DOCTYPE html>
+<html lang="zh-CN"><head><meta charset="utf-8"><title>班级报告</title>
+<style>
+body {{ font-family: system-ui, "PingFang SC", "Microsoft YaHei", sans-serif; margin: 2em; color: #222; }}
+table {{ border-collapse: collapse; }} th, td {{ border: 1px solid #ccc; padding: .3em .7em; text-align: left; }}
+td.done {{ background: #e3f4e1; }} td.doing {{ background: #fdf1d6; }} td.todo {{ background: #f2f2f2; }}
+td.broken {{ background: #f9dcdc; }} td.missing {{ color: #999; }} small {{ color: #555; }}
+</style></head><body>
+<h1>班级报告</h1>
+<p>{len(self.runs)} 名学生 × {len(self.numbers)} 个练习；用时 {self.seconds:.0f} 秒。✔ 完成，✘ 进行中，○ 未开始，⚠ 无法运行。</p>
+<table><tr><th>学生</th>{head}</tr>
+{"".join(rows)}
+</table>
+<h2>最常未通过的检查（只算做了这个练习的学生）</h2>
+<ol>{failed or "<li>没有</li>"}</ol>
+{f"<h2>⚠ 没能检查的 notebook 和检查器自己的错误</h2><ul>{problems}</ul>" if problems else ""}
+</body></html>
+"""
+        path.write_text(page, encoding="utf-8")
+
+
+def check_class(folder: Path, *, jobs: int = 2, progress: Callable[[Path, NotebookRun], None] | None = None,
+                **limits: float) -> ClassReport:
+    """Check every student's notebooks under `folder` (one folder per student)."""
+    found = class_notebooks(folder)
+    work = [(student, number, path) for student, mine in found.items() for number, path in sorted(mine.items())]
+    began = time.perf_counter()
+    done = check_many([path for _, _, path in work], jobs=jobs, progress=progress, **limits)
+    runs: dict[str, dict[str, NotebookRun]] = {student: {} for student in found}
+    for (student, number, _), (run, _) in zip(work, done):
+        runs[student][number] = run
+    return ClassReport(runs, time.perf_counter() - began)

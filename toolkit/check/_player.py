@@ -1,0 +1,208 @@
+"""The referee's side of a check run: worker processes, the Player a check talks to, and `judge`.
+
+The referee is the process that holds the checks, their expected values and the
+verdicts (the `python -m toolkit.check` process, a notebook's referee process,
+or pytest). The student's object lives in a worker (_worker.py); a check sees
+it only through a Player:
+
+    play(*args, **kwargs)        run obj(*args, **kwargs) in the worker; the plain value comes back
+    play.run("probe", **params)  run one of the exercise's probes in the worker; its plain record comes back
+    play.sleeps                  the real waits (time.sleep / asyncio.sleep) the last request asked for
+    play.printed                 what the student's code printed during this check
+
+Every request has a time limit: a worker that has not answered in time is
+killed (a `while True` included) and the check fails with `Hang`; the next
+request gets a fresh worker with the object loaded again.
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing
+import sys
+import types
+from typing import Any, Iterable
+
+from ._core import _NOTHING, CheckerError, CheckResult, Crashed, Exercise, Hang, Raised, Report, run_check
+from ._plain import decode
+
+TIME_LIMIT = 3.0     # real seconds one request may take; every wait in the checks is simulated
+AFTER_HANG = 1.0     # the limit once the object has hung: a loop that never ends costs 3 s once, not per check
+LOAD_LIMIT = 60.0    # loading the object may import modules it refers to (matplotlib takes seconds)
+_CONTEXT = multiprocessing.get_context("spawn")  # the same start method on every system
+
+
+class Proc:
+    """One worker process and its pipe."""
+
+    def __init__(self) -> None:
+        from . import _worker
+
+        self.conn, child = _CONTEXT.Pipe(duplex=True)
+        self.process = _CONTEXT.Process(target=_worker.serve, args=(child,), daemon=True, name="toolkit-check-worker")
+        # Why swap __main__: spawn re-runs the caller's main module in the child (a kernel's, pytest's,
+        # "<stdin>" that cannot be re-run). The worker needs nothing from it, so it is shown an empty one.
+        main = sys.modules["__main__"]
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            self.process.start()
+        finally:
+            sys.modules["__main__"] = main
+        child.close()
+        self.stopped = ""  # why the referee ended this worker on purpose, if it did
+
+    def ask(self, request: tuple, limit: float) -> dict:
+        """Send one request; its JSON answer, or Hang after `limit` seconds, or Crashed if the worker died."""
+        try:
+            self.conn.send(request)
+            if not self.conn.poll(limit):
+                self.kill()
+                raise Hang(limit)
+            data = self.conn.recv_bytes()
+        except (EOFError, OSError, ValueError):  # the worker died (or was ended by another thread)
+            self.process.join(2)
+            code = self.process.exitcode
+            self.kill()
+            raise Crashed(code) from None
+        return json.loads(data.decode("utf-8"))
+
+    def alive(self) -> bool:
+        return self.process.is_alive()
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(5)
+        self.conn.close()
+
+
+class Pool:
+    """Hands out fresh workers; `prefetch()` starts the next one early so it is warm when needed."""
+
+    def __init__(self) -> None:
+        self._spare: Proc | None = None
+
+    def prefetch(self) -> None:
+        if self._spare is None or not self._spare.alive():
+            self._spare = Proc()
+
+    def take(self) -> Proc:
+        spare, self._spare = self._spare, None
+        return spare if spare is not None and spare.alive() else Proc()
+
+    def close(self) -> None:
+        if self._spare is not None:
+            self._spare.kill()
+            self._spare = None
+
+
+class LoadFailed(Exception):
+    """The student's object could not be rebuilt in the worker (one Chinese line)."""
+
+
+
+class Player:
+    """The student's object as a check sees it: everything runs in a worker, only plain data comes back."""
+
+    def __init__(self, exercise: Exercise, blob: bytes, *, time_limit: float = TIME_LIMIT,
+                 pool: Pool | None = None) -> None:
+        self.exercise, self.blob, self.time_limit = exercise, blob, time_limit
+        self.pool = pool or Pool()
+        self.proc: Proc | None = None
+        self.printed = ""
+        self.sleeps: list[list] = []
+        self.last: Any = _NOTHING
+
+    def start(self) -> None:
+        """Load the object into a worker; LoadFailed says why it cannot be."""
+        self.proc = self.pool.take()
+        try:
+            reply = self.proc.ask(("load", self.blob, self.exercise.number), LOAD_LIMIT)
+        except (Hang, Crashed) as exc:
+            self.proc = None
+            raise LoadFailed(f"在检查进程里重建 {self.exercise.function} 时：{exc}") from None
+        if "failed" in reply:
+            self.close()
+            failed = reply["failed"]
+            raise LoadFailed(f"没法在检查进程里重建 {self.exercise.function}（{failed['names'][0]}: "
+                             f"{failed['message'][:160]}）")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._ask(("call", args, kwargs))
+
+    def run(self, probe: str, **params: Any) -> Any:
+        return self._ask(("probe", probe, params))
+
+    def _ask(self, request: tuple) -> Any:
+        if self.proc is None:
+            try:
+                self.start()
+            except LoadFailed as exc:
+                raise CheckerError(str(exc)) from None
+        try:
+            reply = self.proc.ask(request, self.time_limit)
+        except (Hang, Crashed) as exc:
+            self.proc = None
+            if isinstance(exc, Hang):
+                self.time_limit = min(self.time_limit, AFTER_HANG)
+            self.pool.prefetch()  # the next check starts on a warm worker
+            raise
+        self.printed += reply.get("printed", "")
+        self.sleeps = reply.get("sleeps", [])
+        if "raised" in reply:
+            raise Raised(reply["raised"]["names"], reply["raised"]["message"])
+        if "failed" in reply:
+            failed = reply["failed"]
+            raise CheckerError(f"{failed['names'][0]}: {failed['message'][:200]}（{reply.get('op')}，"
+                               f"{reply.get('where', '')}）")
+        self.last = decode(reply["value"])
+        return self.last
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc = None
+
+
+def not_run(exercise: Exercise, checks: Iterable, problem: str) -> Report:
+    """The report when no check could run: the problem once, every row "○ 未运行"."""
+    return Report(exercise.number, exercise.title, exercise.function,
+                  [CheckResult(c.id, c.title, False, "", c.hint, "not_run") for c in checks], problem)
+
+
+def judge(exercise: Exercise, blob: bytes, *, only: Iterable[str] | None = None, time_limit: float = TIME_LIMIT,
+          pool: Pool | None = None) -> Report:
+    """Run the exercise's checks (or those in `only`) against the pickled object `blob`."""
+    checks = exercise.checks if only is None else tuple(exercise.check(i) for i in only)
+    player = Player(exercise, blob, time_limit=time_limit, pool=pool)
+    try:
+        player.start()
+    except LoadFailed as exc:
+        return not_run(exercise, checks, str(exc))
+    try:
+        results = [run_check(check, player) for check in checks]
+        return Report(exercise.number, exercise.title, exercise.function, results)
+    finally:
+        player.close()
+
+
+def blob_of(obj: Any) -> bytes:
+    """The student's object as cloudpickle bytes (by value, so the worker needs none of the caller's modules).
+
+    ValueError (Chinese) when it cannot be copied, e.g. it refers to a lock or an open file.
+    """
+    import cloudpickle
+
+    module = sys.modules.get(getattr(obj, "__module__", None) or "")
+    by_value = module is not None and module.__name__ != "__main__" and \
+        not module.__name__.split(".")[0] in ("toolkit", "builtins") and getattr(module, "__file__", None)
+    if by_value:
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        return cloudpickle.dumps(obj)
+    except Exception as exc:
+        name = getattr(obj, "__name__", type(obj).__name__)
+        raise ValueError(f"没法把 {name} 交给检查进程：{type(exc).__name__}: {str(exc)[:120]}。它用到的某个全局变量"
+                         "（例如锁、打开的文件、正在运行的对象）不能复制：把它放到函数里面创建") from None
+    finally:
+        if by_value:
+            cloudpickle.unregister_pickle_by_value(module)

@@ -1,0 +1,189 @@
+"""The worker: a process of its own where the student's code runs, and nothing of the referee's.
+
+Started by the referee (multiprocessing, spawn: the same on Windows, macOS and
+Linux) and driven over one pipe. The referee's requests are pickled (the
+referee is trusted); every answer is JSON (toolkit.check._plain), so nothing
+the student's code builds is ever unpickled where verdicts are taken. The
+referee ends the worker when an answer is late; the worker ends itself when the
+referee goes away.
+
+Two roles, same process kind:
+  - loader: runs a notebook's code cells in an IPython shell ("cell"), then hands
+    the student's object over as cloudpickle bytes ("export"); the referee passes
+    those bytes, unopened, to a fresh player;
+  - player: loads the object ("load") in a process where no student cell ran, so a
+    cell that monkeypatched the checker left its patch behind, and runs it: "call"
+    (obj(*args, **kwargs)) or "probe" (a probe of the exercise, see _core.probe).
+
+Around every request: the student's prints are captured (they never reach the
+pipe), and real waits are recorded instead of waited (time.sleep, asyncio.sleep):
+a check can then say "用了真实的 sleep" instead of timing out.
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import io
+import json
+import os
+import pickle
+import signal
+import sys
+import threading
+import time
+import traceback
+from typing import Any
+
+from ._plain import encode
+
+REAL_SLEEPS: list[list] = []  # [kind, seconds] of every real wait asked for during the current request
+
+
+def _guard_process() -> None:
+    """Streams to nowhere (prints are captured per request), Ctrl-C left to the referee, die with the referee."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    sys.stdin = open(os.devnull, encoding="utf-8")
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import multiprocessing
+    import multiprocessing.connection
+
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        def watch() -> None:
+            multiprocessing.connection.wait([parent.sentinel])
+            os._exit(3)
+        threading.Thread(target=watch, daemon=True, name="referee-watch").start()
+
+
+def _instrument_sleeps() -> None:
+    """Real waits return at once and are recorded: the exercises wait on the simulated clock only."""
+    real_async_sleep = asyncio.sleep
+
+    def blocking_sleep(seconds: float = 0) -> None:
+        REAL_SLEEPS.append(["time.sleep", seconds])
+
+    async def async_sleep(delay: float, result: Any = None) -> Any:
+        if delay and delay > 0:
+            REAL_SLEEPS.append(["asyncio.sleep", delay])
+        return await real_async_sleep(0, result)
+
+    time.sleep = blocking_sleep
+    asyncio.sleep = async_sleep
+    asyncio.tasks.sleep = async_sleep
+
+
+def _exception(exc: BaseException) -> dict:
+    names = [k.__name__ for k in type(exc).__mro__ if k not in (object, BaseException)]
+    try:
+        message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+    except Exception:
+        message = "<str() 出错>"
+    found = {"names": names or ["BaseException"], "message": str(message)[:500]}
+    if isinstance(exc, SyntaxError):
+        found.update(line=exc.lineno, text=(exc.text or "").strip()[:120])
+    return found
+
+
+class Worker:
+    def __init__(self) -> None:
+        self.exercise = ""
+        self.obj: Any = None
+        self.shell: Any = None
+
+    # --- player -----------------------------------------------------------------------
+    def load(self, blob: bytes, exercise: str) -> dict:
+        self.exercise = exercise
+        self.obj = pickle.loads(blob)
+        return {"value": None}
+
+    def call(self, args: tuple, kwargs: dict) -> dict:
+        try:
+            value = self.obj(*args, **kwargs)
+        except BaseException as exc:
+            return {"raised": _exception(exc)}
+        return {"value": encode(value)}
+
+    def probe(self, name: str, params: dict) -> dict:
+        from ._catalogue import get_exercise
+        from ._core import Raised
+
+        run = get_exercise(self.exercise).probe(name)  # the probe calls the object through _core.play
+        try:
+            return {"value": encode(run(self.obj, **params))}
+        except Raised as exc:
+            return {"raised": {"names": exc.names, "message": exc.message}}
+
+    # --- loader -----------------------------------------------------------------------
+    def chdir(self, folder: str) -> dict:
+        """Cells run in the notebook's folder, as in Jupyter."""
+        os.chdir(folder)
+        sys.path.insert(0, folder)
+        return {"ok": True}
+
+    def cell(self, source: str) -> dict:
+        if self.shell is None:
+            self.shell = _shell()
+        result = self.shell.run_cell(source, store_history=False)
+        error = result.error_before_exec or result.error_in_exec
+        return {"error": _exception(error)} if error is not None else {"ok": True}
+
+    def export(self, name: str) -> dict:
+        namespace = self.shell.user_ns if self.shell is not None else {}
+        if name not in namespace:
+            return {"missing": True}
+        import cloudpickle
+
+        try:
+            blob = cloudpickle.dumps(namespace[name])
+        except Exception as exc:
+            return {"unpicklable": _exception(exc)}
+        return {"blob": base64.b64encode(blob).decode("ascii")}
+
+
+def _shell() -> Any:
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryManager.enabled = False
+    shell = InteractiveShell.instance(config=config)
+    shell.showtraceback = lambda *a, **k: None  # errors come back as data, not as printed tracebacks
+    shell.showsyntaxerror = lambda *a, **k: None
+    return shell
+
+
+def serve(conn: Any) -> None:
+    """The worker's main loop (the target of the spawned process)."""
+    _guard_process()
+    _instrument_sleeps()
+    os.environ["TOOLKIT_CHECK_DEFER"] = "1"  # check() inside a notebook run by the loader only notes it was called
+    os.environ["TOOLKIT_DOTENV"] = "none"    # the offline model answers: the checker never reads a .env
+    import toolkit  # noqa: F401  warm: the first request should not pay for the imports
+    import toolkit.executor  # noqa: F401
+
+    worker = Worker()
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            return
+        op, *args = request
+        REAL_SLEEPS.clear()
+        captured = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
+                reply = getattr(worker, op)(*args)
+        except BaseException as exc:  # a probe's (the checker's) own failure, or the student's object failing to load
+            frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+            where = f"{os.path.basename(frame[0].filename)}:{frame[0].lineno}" if frame else ""
+            reply = {"failed": _exception(exc), "where": where, "op": op}
+        reply["sleeps"] = list(REAL_SLEEPS)
+        reply["printed"] = captured.getvalue()[:2000]
+        try:
+            data = json.dumps(reply, ensure_ascii=False, allow_nan=True).encode("utf-8")
+        except (TypeError, ValueError) as exc:
+            data = json.dumps({"failed": _exception(exc), "op": op, "sleeps": [], "printed": ""}).encode("utf-8")
+        conn.send_bytes(data)

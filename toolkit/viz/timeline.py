@@ -1,0 +1,241 @@
+"""The retry timeline: one row per call, one bar per attempt coloured by outcome, waits as labelled gaps.
+
+`TimelineChart` builds the figure once and `update(records)` swaps its data; the
+notebook function `retry_timeline(records)` is one build and one update, and the
+failure panel's `LiveCharts` keeps one TimelineChart and updates it on every Run.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import matplotlib
+import numpy as np
+from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
+
+from ..results import ErrorCode
+from .records import Rows, attempt_outcome, timeline_rows
+from .style import (DEADLINE_COLOR, INSTANT_LABEL, NOT_RUN_COLOR, NOT_RUN_LABEL, OUTCOME_COLORS, OUTCOME_LABELS,
+                    RETRY_AFTER_COLOR, WAIT_COLOR, WIDTH, fmt_seconds, new_figure, pin_labels, place, rc,
+                    text_inches)
+
+__all__ = ["TimelineChart", "retry_timeline"]
+
+LABELLED_ROWS = 20    # up to this many rows every row is named and every wait labelled with its length;
+                      # past it, at most nine rows are numbered (a tick label costs a text to lay out and draw)
+INSTANT_PX = 3.0      # an attempt narrower than this many pixels is drawn as a dot
+_TOP, _BOTTOM, _RIGHT = 0.42, 0.5, 0.15  # inches around the axes
+_LEGEND_FONT = 7
+_KEY_LABELS = (*OUTCOME_LABELS.values(), "退避等待", "按 Retry-After 等待", INSTANT_LABEL, NOT_RUN_LABEL, "总时限 100s")
+
+
+class TimelineChart:
+    """A retry timeline kept between updates.
+
+    legend: draw the colour key beside the axes (a notebook chart); the failure panel
+    shows its key as HTML instead (`toolkit.widgets.colour_key`). deadline: seconds
+    from the batch's first attempt, a red dashed line. title: replaces the default
+    title (which counts calls and attempts). Artists carry gids: "attempts-<outcome>",
+    "instant-attempts", "waits", "retry-after-waits", "not-run", "deadline",
+    "wait-label", "not-run-label".
+    """
+
+    def __init__(self, *, legend: bool = True, deadline: float | None = None, title: str | None = None,
+                 dpi: int = 90) -> None:
+        self.legend, self.deadline, self.title = legend, deadline, title
+        self.figure: Figure = new_figure(3.0, dpi=dpi)
+        self.figure.empty_state = True
+        with matplotlib.rc_context(rc()):
+            ax = self.ax = self.figure.add_axes((0, 0, 1, 1))
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
+            self.boxes = {key: ax.add_collection(PolyCollection([], facecolors=color, edgecolors="white",
+                                                                linewidths=0.4, gid=f"attempts-{key}"))
+                          for key, color in OUTCOME_COLORS.items()}
+            self.instants = ax.scatter([], [], s=22, marker="o", edgecolors="#333333", linewidths=0.5, zorder=3,
+                                       gid="instant-attempts")
+            self.waits = ax.add_collection(LineCollection([], colors=WAIT_COLOR, linestyles=":", linewidths=1.2,
+                                                          gid="waits"))
+            self.limited = ax.add_collection(LineCollection([], colors=RETRY_AFTER_COLOR, linestyles="--",
+                                                            linewidths=1.2, gid="retry-after-waits"))
+            self.not_run, = ax.plot([], [], "x", color=NOT_RUN_COLOR, markersize=6, markeredgewidth=1.5,
+                                    gid="not-run")
+            self.deadline_line = ax.axvline(deadline or 0.0, color=DEADLINE_COLOR, linestyle="--", linewidth=1.2,
+                                            gid="deadline", visible=deadline is not None)
+            ax.set_xlabel("时间（秒，从第一次尝试算起）")
+            ax.grid(axis="x", alpha=0.3)
+            self.message = ax.text(0.5, 0.5, "", ha="center", va="center", transform=ax.transAxes, color="#555555",
+                                   fontsize=11)
+        self.texts: list = []
+        self._label_ends: dict[int, float] = {}  # per row: where the last wait label above the line ends
+
+    def update(self, records: Any) -> "TimelineChart":
+        """Draw `records` (see toolkit.viz.records.timeline_rows for what it accepts); returns self.
+
+        Raises TypeError for records it does not know."""
+        rows = timeline_rows(records)
+        with matplotlib.rc_context(rc()):
+            self._draw(rows)
+        return self
+
+    def _draw(self, found: Rows) -> None:
+        ax, rows = self.ax, found.rows
+        for text in self.texts:
+            text.remove()
+        self.texts = []
+        n = len(rows)
+        if n <= LABELLED_ROWS:
+            ticks, labels = list(range(n)), [row.label for row in rows]
+        else:
+            step = next(s for s in (2, 5, 10, 20, 25, 50, 100, 200, 500) if n / s <= 8)
+            ticks = [0] + list(range(step - 1, n, step))
+            labels = [str(i + 1) for i in ticks]
+        size = 8 if n <= LABELLED_ROWS else 6
+        left = max(0.45, text_inches(max(labels, key=len, default=""), size) + 0.2)
+        rows_h = 0.26 * min(n, LABELLED_ROWS) + 0.03 * max(min(n, 100) - LABELLED_ROWS, 0) if n else 1.0
+        height = min(max(_TOP + _BOTTOM + rows_h, 2.0), 6.4)
+        self.figure.set_size_inches(WIDTH, height)
+        self.figure.empty_state = not n
+        self.message.set_text("" if n else "还没有调用记录")
+        if not n:
+            place(ax, left, _BOTTOM, WIDTH - left - _RIGHT, height - _TOP - _BOTTOM)
+            pin_labels(ax, xlabel_in=0.3)
+            self._clear()
+            ax.set(xlim=(0, 1), ylim=(0.5, -0.5), yticks=[])
+            note = f"（{found.invalid} 条记录的时间不是有限数，未画出）" if found.invalid else ""
+            ax.set_title((self.title or "重试时间线：还没有调用记录") + note, loc="left")
+            self._set_legend([])
+            return
+        t0 = min(r.start for r in rows)
+        end = max([a.end + (a.wait_after if a.wait_after > 0 and math.isfinite(a.wait_after) else 0)
+                   for r in rows for a in r.attempts] + [r.start for r in rows])
+        deadline = self.deadline if self.deadline is not None and math.isfinite(self.deadline) else 0.0
+        span = max(end - t0, deadline, 1e-3)
+        # what counts as too short for a bar does not depend on whether a key sits beside the axes
+        widest_key = max(text_inches(label, _LEGEND_FONT) for label in _KEY_LABELS) + 0.55
+        axes_px = (WIDTH - left - _RIGHT - widest_key) * self.figure.dpi
+        instant = span * INSTANT_PX / max(axes_px, 1.0)
+        boxes: dict[str, list] = {key: [] for key in OUTCOME_COLORS}
+        dots, dot_colors, waits, limited, skipped = [], [], [], [], []
+        self._label_ends = {}
+        for y, row in enumerate(rows):
+            for a in row.attempts:
+                x0, x1, kind = a.start - t0, a.end - t0, attempt_outcome(a)
+                if x1 - x0 < instant:  # an attempt that took (almost) no time stays visible, as a dot
+                    dots.append((x0, y))
+                    dot_colors.append(OUTCOME_COLORS[kind])
+                else:
+                    boxes[kind].append([(x0, y - 0.3), (x1, y - 0.3), (x1, y + 0.3), (x0, y + 0.3)])
+                if a.wait_after > 0 and math.isfinite(a.wait_after):
+                    after_429 = a.code == ErrorCode.RATE_LIMITED
+                    (limited if after_429 else waits).append([(x1, y), (x1 + a.wait_after, y)])
+                    if n <= LABELLED_ROWS:
+                        self._label_wait(x1 + a.wait_after / 2, y, a.wait_after, after_429, span / axes_px)
+            if not row.attempts:
+                skipped.append((row.start - t0, y))
+                if n <= LABELLED_ROWS:
+                    self.texts.append(ax.text(row.start - t0, y, f" {row.note}", va="center", fontsize=7,
+                                              color="#555555", gid="not-run-label"))
+        keys = self._legend_entries(found, bool(dots)) if self.legend else []
+        right = _RIGHT + (max(text_inches(label, _LEGEND_FONT) for _, label in keys) + 0.55 if keys else 0)
+        place(ax, left, _BOTTOM, WIDTH - left - right, height - _TOP - _BOTTOM)
+        pin_labels(ax, xlabel_in=0.3)
+        for key, polys in boxes.items():
+            self.boxes[key].set_verts(polys)
+            self.boxes[key].set_visible(bool(polys))  # an empty artist still costs a draw call
+        self.instants.set_offsets(np.array(dots, dtype=float).reshape(-1, 2))
+        self.instants.set_facecolors(dot_colors or "none")
+        self.waits.set_segments(waits)
+        self.limited.set_segments(limited)
+        self.not_run.set_data([x for x, _ in skipped], [y for _, y in skipped])
+        for artist, data in ((self.instants, dots), (self.waits, waits), (self.limited, limited),
+                             (self.not_run, skipped)):
+            artist.set_visible(bool(data))
+        if self.deadline is not None:
+            self.deadline_line.set_xdata([self.deadline, self.deadline])
+        ax.set_xlim(-span * 0.01, span * 1.03)
+        ax.set_ylim(n - 0.5, -0.5)
+        ax.set_yticks(ticks, labels, fontsize=size)
+        title = self.title or f"重试时间线：{n} 次调用，{found.attempts} 次尝试"
+        if skipped and not self.title:
+            title += f"，{len(skipped)} 次未执行"
+        if found.invalid:
+            title += f"（{found.invalid} 条记录的时间不是有限数，未画出）"
+        ax.set_title(title, loc="left")
+        self._set_legend(keys)
+
+    def _label_wait(self, x: float, y: int, wait: float, after_429: bool, per_px: float) -> None:
+        """The wait's length over its middle; a label that would run into the row's previous one goes
+        under the line instead."""
+        text = fmt_seconds(wait) + (" Retry-After" if after_429 else "")
+        half = text_inches(text, 7) * self.figure.dpi * per_px / 2
+        below = x - half < self._label_ends.get(y, -math.inf)
+        if not below:
+            self._label_ends[y] = x + half
+        backing = {"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 0.6}  # readable over a bar
+        self.texts.append(self.ax.text(x, y + 0.08 if below else y - 0.08, text, ha="center",
+                                       va="top" if below else "bottom", fontsize=7, bbox=backing, gid="wait-label",
+                                       color=RETRY_AFTER_COLOR if after_429 else WAIT_COLOR))
+
+    def _clear(self) -> None:
+        for collection in self.boxes.values():
+            collection.set_verts([])
+        self.instants.set_offsets(np.empty((0, 2)))
+        self.waits.set_segments([])
+        self.limited.set_segments([])
+        self.not_run.set_data([], [])
+
+    def _legend_entries(self, found: Rows, dots: bool) -> list[tuple[Any, str]]:
+        """(handle, label) for what this picture holds, in a fixed order."""
+        attempts = [a for r in found.rows for a in r.attempts]
+        kinds = {attempt_outcome(a) for a in attempts}
+        entries: list[tuple[Any, str]] = [(Patch(color=OUTCOME_COLORS[k]), OUTCOME_LABELS[k])
+                                          for k in OUTCOME_COLORS if k in kinds]
+        waits = [a for a in attempts if a.wait_after > 0 and math.isfinite(a.wait_after)]
+        if any(a.code != ErrorCode.RATE_LIMITED for a in waits):
+            entries.append((Line2D([], [], color=WAIT_COLOR, linestyle=":", linewidth=1.2), "退避等待"))
+        if any(a.code == ErrorCode.RATE_LIMITED for a in waits):
+            entries.append((Line2D([], [], color=RETRY_AFTER_COLOR, linestyle="--", linewidth=1.2),
+                            "按 Retry-After 等待"))
+        if dots:
+            entries.append((Line2D([], [], linestyle="", marker="o", markerfacecolor="white",
+                                   markeredgecolor="#333333"), INSTANT_LABEL))
+        if any(not r.attempts for r in found.rows):
+            entries.append((Line2D([], [], linestyle="", marker="x", color=NOT_RUN_COLOR, markeredgewidth=1.5),
+                            NOT_RUN_LABEL))
+        if self.deadline is not None:
+            entries.append((Line2D([], [], color=DEADLINE_COLOR, linestyle="--"), f"总时限 {self.deadline:g}s"))
+        return entries
+
+    def _set_legend(self, entries: list[tuple[Any, str]]) -> None:
+        old = self.ax.get_legend()
+        if old is not None:
+            old.remove()
+        if entries:
+            self.ax.legend([h for h, _ in entries], [label for _, label in entries], loc="upper left",
+                           bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=_LEGEND_FONT)
+
+
+def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | None = None) -> Figure:
+    """One row per call, one bar per attempt coloured by outcome, waits drawn as labelled gaps.
+
+    calls: a ToolResult, a RetryOutcome, a list of them (e.g. `executor.call_history`),
+    an executor, one call's list of Attempt, a list of such lists, or the ToolEvents a
+    hook collected (the finished calls are drawn: their "call_end" events carry the
+    results). Times are clock seconds from the first attempt of the batch. Each attempt
+    is a bar (colours: OUTCOME_COLORS); an attempt too short to see is a dot of its
+    colour; each backoff wait is a dotted line across the gap with its length (a wait
+    that followed a 429 is blue, dashed and marked Retry-After); `deadline` (seconds
+    from the batch start) is a red dashed line. A call that never ran (circuit open,
+    refused arguments) is an x with its code. Rows are in the order given
+    (call_history is in order of completion). Waits are labelled when there are at
+    most 20 rows; past 20 rows, a few rows are numbered instead of every row named. An attempt whose times are not
+    finite numbers is left out, and the title says how many were.
+
+    Empty input: returns an empty-state figure saying there are no calls (no error).
+    Raises TypeError for records it does not know.
+    """
+    return TimelineChart(deadline=deadline, title=title).update(calls).figure

@@ -1,0 +1,195 @@
+"""The failure-injection panel: fault rates and retry settings in, a batch through a real executor, two charts out."""
+from __future__ import annotations
+
+import html
+import threading
+from typing import Any, Callable
+
+import ipywidgets as W
+
+from ..executor import ToolExecutor
+from ..faults import FAULTS
+from ..results import ErrorCode, ToolResult
+from ..simulation import BREAKER_THRESHOLD, BUDGET_CAPACITY, simulate_batch
+from .base import RunPanel, button
+
+__all__ = ["FailurePanel", "colour_key", "summarize_batch", "FAULT_KINDS"]
+
+FAULT_KINDS = ("timeout", "rate_limit", "server_error", "permission", "bad_args", "partial")
+_FAULT_LABELS = {"rate_limit": "限流 429", "partial": "部分结果"}  # short enough for the slider's label
+
+
+def colour_key() -> str:
+    """The failure panel's colour key as HTML: what each colour, line and mark in its charts means.
+
+    The panel's charts (toolkit.viz.LiveCharts) carry no legend of their own: a key drawn
+    into every redraw costs more than the rest of the timeline, and this one never changes.
+    """
+    from ..viz import style
+
+    def swatch(color: str, label: str, line: str = "", mark: str = "") -> str:
+        if mark:
+            box = f"color:{color};font-weight:bold;text-align:center;line-height:10px"
+        elif line:
+            box = f"border-top:2px {line} {color};height:0;margin-top:7px"
+        else:
+            box = f"background:{color};height:10px"
+        return (f"<span style='display:inline-flex;align-items:center;margin-right:12px;white-space:nowrap'>"
+                f"<span style='display:inline-block;width:18px;{box};margin-right:4px'>{mark}</span>"
+                f"{html.escape(label)}</span>")
+
+    items = [swatch(style.OUTCOME_COLORS[k], style.OUTCOME_LABELS[k]) for k in style.OUTCOME_COLORS]
+    items += [swatch(style.NOT_RUN_COLOR, style.NOT_RUN_LABEL),
+              swatch("#333333", style.INSTANT_LABEL, mark="\u25cf"),
+              swatch(style.NOT_RUN_COLOR, "时间线里：未执行的调用", mark="\u00d7"),
+              swatch(style.WAIT_COLOR, "退避等待", "dotted"),
+              swatch(style.RETRY_AFTER_COLOR, "按 Retry-After 等待", "dashed")]
+    return (f"<div style='font-size:12px;line-height:20px'>颜色：{''.join(items)}"
+            "<br>时间线里每一行是一次调用，每一段是一次尝试；统计图里每个工具的条按调用的结局着色。"
+            "被熔断器拦下的调用没有执行，不算尝试。</div>")
+
+
+def summarize_batch(batch: dict) -> str:
+    """The one Chinese line under the charts: calls, success rate, attempts, simulated seconds."""
+    executor, results = batch["executor"], batch["results"]
+    summary = executor.get_summary()
+    attempts = sum(r.attempts for r in results)
+    text = (f"{summary['total_calls']} 次调用，成功率 {summary['success_rate']:.0%}"
+            f"（部分结果 {summary['partial']}，失败 {summary['failed']}），共 {attempts} 次尝试，"
+            f"模拟耗时 {batch['simulated_s']:.1f} 秒")
+    fused = sum(1 for r in results if r.error_code == ErrorCode.CIRCUIT_OPEN)
+    if fused:
+        text += f"；熔断拦下 {fused} 次（未执行，不算尝试）"
+    if executor.budget is not None and executor.budget.denied:
+        text += f"；重试额度拒绝 {executor.budget.denied} 次"
+    if batch["scaled"]:
+        text += "（故障率合计超过 100%，已按比例缩放）"
+    return text
+
+
+class FailurePanel(RunPanel):
+    """Fault rates, latency, calls, concurrency, retries, jitter, budget, breaker, seed; Run and Reset.
+
+    After `run()`: `executor` (its call_history and get_summary()), `results`, `events`
+    (every ToolEvent of the run), `figures` ({"timeline", "stats"} matplotlib Figures of
+    toolkit.viz.LiveCharts: the next run redraws the same two in place), `figure` (the
+    timeline), `png` (their PNG bytes, also shown in the two Image widgets),
+    `last_summary` (the Chinese line) and `state`. `reset()` clears all of them.
+    `tool`: the function the faults wrap (default an order lookup that always works).
+    Raises ValueError for an unknown fault kind or jitter.
+    """
+
+    title = "故障注入面板"
+
+    def __init__(self, *, calls: int = 50, concurrency: int = 10, max_retries: int = 3, latency: float = 0.1,
+                 rates: dict[str, float] | None = None, jitter: str = "full", budget: bool = False,
+                 breaker: bool = False, seed: int = 0, tool: Callable[..., Any] | None = None) -> None:
+        from ..viz.style import JITTER_LABELS
+
+        super().__init__()
+        rates = {kind: 0.05 for kind in FAULT_KINDS} if rates is None else rates
+        unknown = set(rates) - set(FAULT_KINDS)
+        if unknown:
+            raise ValueError(f"unknown fault kind(s) {sorted(unknown)}; choose from {list(FAULT_KINDS)}")
+        if jitter not in JITTER_LABELS:
+            raise ValueError(f"jitter must be one of {list(JITTER_LABELS)}, got {jitter!r}")
+        self.tool = tool
+        style = {"description_width": "150px"}
+        wide = W.Layout(width="360px")
+        self.rate_sliders = {
+            kind: W.FloatSlider(value=rates.get(kind, 0.0), min=0.0, max=1.0, step=0.01, readout_format=".0%",
+                                description=_FAULT_LABELS.get(kind, FAULTS[kind]), style=style, layout=wide,
+                                tooltip=f"{FAULTS[kind]}：每次调用以这个概率出现")
+            for kind in FAULT_KINDS}
+        self.latency = W.FloatSlider(value=latency, min=0.0, max=2.0, step=0.05, description="每次延迟（秒）",
+                                     style=style, layout=wide)
+        self.calls = W.IntSlider(value=calls, min=1, max=200, description="调用次数", style=style, layout=wide)
+        self.concurrency = W.IntSlider(value=concurrency, min=1, max=50, description="并发上限", style=style,
+                                       layout=wide)
+        self.max_retries = W.IntSlider(value=max_retries, min=0, max=8, description="最多重试次数", style=style,
+                                       layout=wide)
+        self.jitter = W.Dropdown(options=[(JITTER_LABELS[k], k) for k in ("full", "equal", "decorrelated", "none")],
+                                 value=jitter, description="退避抖动", style=style, layout=wide)
+        self.budget = W.Checkbox(value=budget, description=f"重试预算（{BUDGET_CAPACITY} 令牌）", indent=False)
+        self.breaker = W.Checkbox(value=breaker, description=f"熔断器（连续 {BREAKER_THRESHOLD} 次失败）",
+                                  indent=False)
+        self.seed = W.IntText(value=seed, description="随机种子", style=style, layout=W.Layout(width="240px"))
+        self.run_button = button("运行", "play", self._clicked_run, "primary")
+        self.reset_button = button("重置", "undo", self.reset)
+        self.summary = W.HTML(value="尚未运行：调好参数后按“运行”。")
+        self.charts = None  # toolkit.viz.LiveCharts, made at the first run: it keeps the figures between runs
+        self._draw_lock = threading.Lock()
+        self.key = W.HTML(value=colour_key())
+        # at their own size (a flex box would stretch them, and blur the text), narrower where the page is
+        self.timeline_image = W.Image(format="png", layout=W.Layout(max_width="100%", align_self="flex-start"))
+        self.stats_image = W.Image(format="png", layout=W.Layout(max_width="100%", align_self="flex-start"))
+        left = W.VBox([W.HTML("<b>故障率</b>"), *self.rate_sliders.values()])
+        right = W.VBox([W.HTML("<b>调用与重试</b>"), self.latency, self.calls, self.concurrency, self.max_retries,
+                        self.jitter, W.HBox([self.budget, self.breaker]), self.seed])
+        self.widget = W.VBox([W.HTML(f"<h3>{self.title}</h3>"), W.HBox([left, right]),
+                              W.HBox([self.run_button, self.reset_button]), self.summary, self.key,
+                              self.timeline_image, self.stats_image])
+        self._clear()
+
+    def settings(self) -> dict:
+        """The controls' current values, as simulate_batch's keyword arguments."""
+        return {"rates": {kind: s.value for kind, s in self.rate_sliders.items()}, "latency": self.latency.value,
+                "calls": self.calls.value, "concurrency": self.concurrency.value,
+                "max_retries": self.max_retries.value, "jitter": self.jitter.value, "budget": self.budget.value,
+                "breaker": self.breaker.value, "seed": self.seed.value}
+
+    def run(self) -> str:
+        """Run the batch with the current settings and redraw; returns the summary line.
+
+        Raises what the simulation or drawing raised (the panel keeps its previous picture);
+        the Run button shows such an error in the panel instead.
+        """
+        generation = self._start()
+        self.run_button.disabled = True
+        try:
+            settings = self.settings()
+            batch = simulate_batch(**settings, tool=self.tool)
+            text = summarize_batch(batch)
+
+            def apply() -> None:
+                self.settings_used = settings
+                self.batch, self.executor, self.results = batch, batch["executor"], batch["results"]
+                self.events = batch["events"]
+                self.figures, self.figure, self.png = figures, figures["timeline"], png
+                self.last_summary = text
+                self.timeline_image.value, self.stats_image.value = png["timeline"], png["stats"]
+                self.summary.value = html.escape(text)
+                self.state["leftover_tasks"] = batch["leftover_tasks"]
+            # The figures are kept between runs, so drawing and committing happen under one lock, and only for
+            # the newest run: an older run that finishes late must not redraw them under a newer one's picture.
+            with self._draw_lock:
+                if not self._current(generation):
+                    self._commit(generation, lambda: None)  # superseded: counted as dropped
+                    return text
+                if self.charts is None:
+                    from ..viz import LiveCharts
+
+                    self.charts = LiveCharts()
+                png = self.charts.draw(batch["executor"], batch["events"])
+                figures = dict(self.charts.figures)
+                self._commit(generation, apply)
+        except BaseException as exc:
+            self._fail(generation, exc, self.summary)
+            raise
+        finally:
+            self.run_button.disabled = False
+        return text
+
+    def _clear(self) -> None:
+        self.settings_used: dict | None = None
+        self.batch: dict | None = None
+        self.executor: ToolExecutor | None = None
+        self.results: list[ToolResult] = []
+        self.events: list = []
+        self.figures: dict = {}
+        self.figure = None
+        self.png: dict[str, bytes] = {}
+        self.last_summary = ""
+        self.timeline_image.value = b""
+        self.stats_image.value = b""
+        self.summary.value = "尚未运行：调好参数后按“运行”。"
