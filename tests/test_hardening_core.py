@@ -625,3 +625,15 @@ def test_the_audit_log_is_one_record_per_line_for_every_line_reader(separator):
     executor.export_jsonl(lines)
     [record] = [json.loads(line) for line in lines.getvalue().splitlines()]
     assert record["tool"] == f"tool{separator}name" and separator in record["result_summary"] + record["arguments"]
+
+
+def test_what_cannot_be_read_is_a_note_inside_the_data_or_an_error_result():
+    from hostile import Unprintable
+
+    inside = _run(ToolExecutor().execute(lambda: [1, NoClass(), Unprintable()], "t"))
+    assert inside.ok and inside.truncated
+    assert inside.data == [1, "<无法读取的 NoClass 值（RuntimeError: __class__ raises）>", "<Unprintable 对象，无法转为文字>"]
+    whole = _run(ToolExecutor().execute(NoClass, "t"))
+    assert whole.status == "error" and whole.error_code == ErrorCode.UNKNOWN
+    raw = format_tool_message("t", "c1", NoClass())
+    assert json.loads(raw["content"])["error_code"] == ErrorCode.UNKNOWN and "无法读取" in raw["content"]
