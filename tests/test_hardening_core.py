@@ -637,3 +637,10 @@ def test_what_cannot_be_read_is_a_note_inside_the_data_or_an_error_result():
     assert whole.status == "error" and whole.error_code == ErrorCode.UNKNOWN
     raw = format_tool_message("t", "c1", NoClass())
     assert json.loads(raw["content"])["error_code"] == ErrorCode.UNKNOWN and "无法读取" in raw["content"]
+
+
+def test_a_plugin_message_with_nothing_to_mask_or_flag_keeps_the_plugins_own_text():
+    written = json.dumps({"status": "success", "结果": 3})  # ensure_ascii: \u escapes, as the student wrote it
+    run, sent = _run_add(format_message=lambda name, call_id, result: {"role": "tool", "tool_call_id": call_id,
+                                                                        "content": written})
+    assert _everywhere(run, sent) == [written] * 3

@@ -59,7 +59,8 @@ class ToolExecutor:
     changes state or refuses a call, and when the retry budget is spent,
     refunded or denied (toolkit.hooks lists the kinds; `self.hooks` is a list:
     append later too). What a hook raises is kept in `hook_errors`, never raised
-    into a call.
+    into a call; its traceback is kept as text (a note on the exception), not as
+    frames, which would hold the call's full output.
 
     A tool's fallback (Tool.fallback, through `run_tool_call`) answers when the
     tool's circuit is open, and when the tool's retries ended on a service that

@@ -2,11 +2,11 @@
 a plug-in returns.
 
 `ToolExecutor(parse=..., truncate=..., retry=...)` runs the student's piece
-through the adapters here; `plugin_message` checks what run_agent's
-format_message plug-in returns before the model reads it. Each adapter checks what the function returns; a
-function that raises or returns the wrong type becomes a `PluginError`, which
-the executor turns into an error ToolResult with error_code PLUGIN_ERROR
-naming the plug-in. A student's bug never becomes an exception in the notebook:
+through the adapters here, and `plugin_message` checks what run_agent's
+format_message plug-in returns before the model reads it. Each adapter checks
+what the function returns; a function that raises or returns the wrong type
+becomes a `PluginError`, which the executor turns into an error ToolResult
+with error_code PLUGIN_ERROR naming the plug-in. A student's bug never becomes an exception in the notebook:
 "raises" means any BaseException but KeyboardInterrupt, SystemExit and a
 cancellation from outside (`own_failure`), so a GeneratorExit, or a retry that
 cancels its own slow attempt and lets the CancelledError out, is the plug-in's
@@ -89,11 +89,11 @@ def _wrong(plugin: str, expected: str, got: Any) -> PluginError:
             close()  # no "coroutine was never awaited" warning
     except Exception:
         pass
-    got_text = "未等待的协程（缺少 await）" if awaitable else type_name(got)
+    got_text = "未等待的协程（缺少 await）" if awaitable else _type_name(got)
     return PluginError(plugin, wording.plugin_wrong_type(plugin, expected, got_text))
 
 
-def type_name(value: Any) -> str:
+def _type_name(value: Any) -> str:
     """The name of `value`'s type, for a message; never raises."""
     try:
         return safe_str(type(value).__name__, 60)
@@ -291,11 +291,11 @@ def plugin_message(message: Any, call_id: str, max_chars: int) -> dict:
     after its "status", other text a first line. Raises TypeError (in Chinese)
     when `message` is not a dict with a text "content".
     """
-    content, got = None, type_name(message)
+    content, got = None, _type_name(message)
     try:
         if isinstance(message, dict):
             content = dict.get(message, "content")
-            got = f"content 为 {type_name(content)} 的 dict"
+            got = f"content 为 {_type_name(content)} 的 dict"
         is_text = isinstance(content, str)
     except Exception:  # a value whose own methods raise
         is_text = False
@@ -304,12 +304,12 @@ def plugin_message(message: Any, call_id: str, max_chars: int) -> dict:
                         f"\"tool_call_id\": …, \"content\": …}}），实际返回了 {got}")
     text, _ = fit_for_model(str.__str__(content), max_chars)
     try:
-        value = json.loads(text) if text.lstrip()[:1] == "{" else None
+        parsed = json.loads(text) if text.lstrip()[:1] == "{" else None
     except (ValueError, RecursionError):
-        value = None
-    if isinstance(value, dict):  # a JSON object stays one: secrets masked by field, warnings as a field
-        value = redact_value(value)
-        if len(dumps(value)) > max_chars:  # written out again (compact, Chinese kept), it may differ in length
+        parsed = None
+    if isinstance(parsed, dict):  # a JSON object stays one: secrets masked by field, warnings as a field
+        value = redact_value(parsed)
+        if value is not parsed and len(dumps(value)) > max_chars:  # written out again, it may differ in length
             value = shrink_json(value, max_chars)
     else:
         value = redact_value(text)
@@ -318,7 +318,8 @@ def plugin_message(message: Any, call_id: str, max_chars: int) -> dict:
         if warnings:  # right after the status, as in the toolkit's own tool messages
             head = {"status": value.pop("status")} if "status" in value else {}
             value = {**head, "warnings": warnings, **value}
-        text = dumps(value)
+        if value is not parsed:  # nothing to mask or flag: the plug-in's own text stands, as it wrote it
+            text = dumps(value)
     else:
         text = value if isinstance(value, str) else dumps(value)
         if warnings:
