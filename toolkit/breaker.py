@@ -11,6 +11,7 @@ from typing import Literal
 __all__ = ["CircuitBreaker", "BreakerState"]
 
 BreakerState = Literal["closed", "open", "half_open"]
+MAX_COUNTED = 1000  # closed circuits with a failure count kept at most
 
 
 @dataclass
@@ -26,6 +27,9 @@ class CircuitBreaker:
     cool-down is over: the next call goes through as the trial, and while it runs
     the others are refused). A trial that never reports back counts as lost after
     another `cooldown`, and the next call becomes the trial.
+    At most MAX_COUNTED closed circuits keep a failure count: past that, the
+    oldest count is forgotten (an open circuit never is), so a program calling
+    ever new tool names cannot grow the breaker.
     """
 
     failure_threshold: int = 5
@@ -61,6 +65,15 @@ class CircuitBreaker:
             self._failures.pop(name, None)
             self._opened_at.pop(name, None)
             return
+        if name not in self._failures and len(self._failures) >= MAX_COUNTED:
+            self._forget_a_count()
         self._failures[name] = self._failures.get(name, 0) + 1
         if self._failures[name] >= self.failure_threshold or name in self._opened_at:
             self._opened_at[name] = now
+
+    def _forget_a_count(self) -> None:
+        """Drop the oldest failure count of a closed circuit (a count below the threshold)."""
+        for name in self._failures:
+            if name not in self._opened_at:
+                del self._failures[name]
+                return

@@ -14,7 +14,7 @@ from typing import Any
 from .knowledge import knowledge_for
 from .parsing import parse_tool_result
 from .results import FATAL, RETRYABLE, ErrorCode, ToolResult, safe_str
-from .shrink import dumps, exceeds
+from .shrink import dumps, exceeds, shrink_json
 
 __all__ = ["evaluate_tool_result", "suggestion_for", "ACTIONS", "LONG_RESULT_CHARS"]
 
@@ -48,10 +48,13 @@ def _is_empty(data: Any) -> bool:
     """Empty means no content: None, "", [], {}, "[]", "{}" (0 and False are answers)."""
     if data is None:
         return True
-    if isinstance(data, str):
-        return data.strip() in ("", "[]", "{}", "null")
-    if isinstance(data, (list, tuple, dict, set, frozenset)):
-        return len(data) == 0
+    try:
+        if isinstance(data, str):
+            return data.strip() in ("", "[]", "{}", "null")
+        if isinstance(data, (list, tuple, dict, set, frozenset)):
+            return len(data) == 0
+    except Exception:  # data whose own methods raise (a result built by hand) is not known to be empty
+        pass
     return False
 
 
@@ -64,10 +67,13 @@ def _summary(result: ToolResult, limit: int) -> str | None:
     Otherwise a result whose JSON is longer than `limit` is summarized to about
     `limit` characters, once.
     """
-    if result.truncated:
-        return result.data if isinstance(result.data, str) else dumps(result.data)
     data = result.data
-    too_long = len(data) > limit if isinstance(data, str) else exceeds(data, limit)
+    try:
+        if result.truncated:
+            return data if type(data) is str else dumps(data)
+        too_long = len(data) > limit if isinstance(data, str) else exceeds(data, limit)
+    except Exception:  # data json cannot serialize or whose own methods raise (a result built by hand)
+        return dumps(shrink_json(data, limit))
     return parse_tool_result(data, max_tokens=max(limit // 4, 1)) if too_long else None
 
 

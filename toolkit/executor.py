@@ -3,7 +3,8 @@
 `ToolExecutor.execute(tool_fn, name, *args)` is the original course code's executor with its
 bugs fixed: only retryable errors are retried, waits have jitter, `data` is
 always what the model will see (a JSON-serializable value within
-`result_max_chars`), and the full output stays in `artifact`.
+`result_max_chars`), and the full output stays in `artifact` (the history
+keeps full outputs within `history_bytes`: toolkit.retention).
 `run_tool_calls` runs a model's parallel tool calls under a concurrency limit;
 every call gets exactly one ToolResult, whatever happens to the others.
 The tools and their schemas live in toolkit.registry, the circuit breaker in
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import traceback
 from collections import deque
 from typing import IO, Any, Callable, Iterable
 
@@ -22,10 +24,12 @@ from .breaker import CircuitBreaker
 from .clock import Clock, get_clock, use_clock
 from .fitting import ToolKind, fit_and_redact
 from .hooks import Hook, HookError, ToolEvent, call_hooks
-from .plugins import ParseFn, PluginError, RetryFn, TruncateFn, apply_parse, apply_truncate, run_retry_plugin
+from .plugins import (ParseFn, PluginError, RetryFn, TruncateFn, apply_parse, apply_truncate, own_failure,
+                      run_retry_plugin)
 from .registry import Tool, ToolRegistry
 from .results import (FATAL, PARTIAL, RETRYABLE, UNAVAILABLE_CODES, ErrorCode, ErrorInfo, PartialResult, ToolResult,
                       classify_error, redact, safe_str)
+from .retention import HISTORY_BYTES
 from .retry import Attempt, RetryBudget, RetryOutcome, RetryPolicy, retry_call
 from .safety import redact_value
 from .wire import ToolCall, parse_tool_call
@@ -41,6 +45,10 @@ class ToolExecutor:
     result_max_chars: the JSON of `ToolResult.data` is at most this long.
     concurrency: how many tool calls of one batch run at once.
     history_limit: how many results `call_history` keeps (statistics count all).
+    history_bytes: how many bytes of full outputs (`artifact`) the history keeps
+    in all; one larger than a quarter of it is not kept, and the oldest go first.
+    A history entry whose output went has `artifact` None and `artifact_released`
+    saying how big it was and why; the ToolResult a call returns keeps its own.
     breaker / budget: a CircuitBreaker and a RetryBudget (shared by all tools;
     kept as `self.breaker` and `self.budget`), or None for none.
     clock: leave it None to use the current clock (`use_clock`), as everything
@@ -51,7 +59,8 @@ class ToolExecutor:
     changes state or refuses a call, and when the retry budget is spent,
     refunded or denied (toolkit.hooks lists the kinds; `self.hooks` is a list:
     append later too). What a hook raises is kept in `hook_errors`, never raised
-    into a call.
+    into a call; its traceback is kept as text (a note on the exception), not as
+    frames, which would hold the call's full output.
 
     A tool's fallback (Tool.fallback, through `run_tool_call`) answers when the
     tool's circuit is open, and when the tool's retries ended on a service that
@@ -68,14 +77,16 @@ class ToolExecutor:
       lists) still goes through the toolkit's fit_for_model.
     retry(tool_fn, *args, max_retries=N, **kwargs) -> (result, error), sync or
       async: replaces call_tool_with_retry; error is None or a str.
-    A plug-in that raises or returns the wrong type gives an error ToolResult
-    with error_code PLUGIN_ERROR naming the plug-in, never an exception.
+    A plug-in that raises (any exception, GeneratorExit or a CancelledError of its
+    own included) or returns the wrong type gives an error ToolResult with
+    error_code PLUGIN_ERROR naming the plug-in, never an exception. Only
+    KeyboardInterrupt, SystemExit and a cancellation from outside propagate.
     Raises ValueError (in Chinese) for settings that cannot work.
     """
 
     def __init__(self, max_retries: int | None = None, result_max_chars: int = 8000, *,
                  policy: RetryPolicy | None = None, registry: ToolRegistry | None = None,
-                 concurrency: int = 8, history_limit: int = 10_000,
+                 concurrency: int = 8, history_limit: int = 10_000, history_bytes: int = HISTORY_BYTES,
                  breaker: CircuitBreaker | None = None, budget: RetryBudget | None = None,
                  clock: Clock | None = None, hooks: Iterable[Hook] = (),
                  parse: ParseFn | None = None, truncate: TruncateFn | None = None,
@@ -86,6 +97,8 @@ class ToolExecutor:
             raise ValueError(f"result_max_chars 应是不小于 20 的整数，收到 {result_max_chars!r}")
         if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
             raise ValueError(f"concurrency 应是不小于 1 的整数，收到 {concurrency!r}")
+        if not isinstance(history_bytes, int) or isinstance(history_bytes, bool) or history_bytes < 0:
+            raise ValueError(f"history_bytes 应是不小于 0 的整数（字节数），收到 {history_bytes!r}")
         for label, plugin in (("parse", parse), ("truncate", truncate), ("retry", retry)):
             if plugin is not None and not callable(plugin):
                 raise ValueError(f"{label} 应是一个函数或 None，收到 {plugin!r}")
@@ -98,7 +111,7 @@ class ToolExecutor:
         self.breaker = breaker
         self.clock = clock
         self.parse, self.truncate, self.retry = parse, truncate, retry
-        self.records = CallRecords(history_limit)
+        self.records = CallRecords(history_limit, history_bytes)
         self.call_history: deque[ToolResult] = self.records.history
         self.hooks: list[Hook] = list(hooks)
         self.hook_errors: deque[HookError] = deque(maxlen=1000)
@@ -109,7 +122,10 @@ class ToolExecutor:
 
     # --- one call ---------------------------------------------------------------
     async def execute(self, tool_fn: Callable[..., Any], tool_name: str, /, *args: Any, **kwargs: Any) -> ToolResult:
-        """Run one tool (sync or async) with retries; returns a ToolResult, never raises for tool errors."""
+        """Run one tool (sync or async) with retries; returns a ToolResult, never raises for what the tool
+        does: an exception (GeneratorExit and a CancelledError of its own too) is an error result, and a
+        return value whose own methods raise is shown as far as it can be read, or is an error result.
+        KeyboardInterrupt, SystemExit and a cancellation from outside propagate."""
         if self.clock is None:  # the common case, without a context manager per call
             result = await self._execute(tool_fn, tool_name, args, kwargs)
         else:
@@ -139,7 +155,7 @@ class ToolExecutor:
                 return self._finish(ToolResult(
                     name, None, wording.circuit_open(name, self.breaker.cooldown),
                     error_type=RETRYABLE, error_code=ErrorCode.CIRCUIT_OPEN, attempts=0, truncated=False,
-                    call_id=call_id, started_at=start, args_summary=summary))
+                    call_id=call_id, started_at=start, args_summary=summary, result_id=self.records.next_id()))
         on_start, on_attempt, on_budget = self._observers(name, call_id) if self.hooks else (None, None, None)
         try:
             if self.retry is None:  # no argument name is reserved: args and kwargs travel as they are
@@ -150,11 +166,31 @@ class ToolExecutor:
                                                  on_attempt=on_attempt, on_attempt_start=on_start)
         except PluginError as exc:
             return self._plugin_failed(name, exc, call_id, start, summary)
+        except BaseException as exc:  # the tool's own GeneratorExit, or a CancelledError it made itself
+            if not own_failure(exc):
+                raise
+            info, now = classify_error(exc), clock.now()
+            attempt = Attempt(1, start, now, "error", info.error_type, info.code, info.message)
+            outcome = RetryOutcome(None, info.message, attempts=(attempt,), info=info, elapsed=now - start)
         error, info, end = outcome.error, outcome.info, clock.now()
         if self.breaker is not None:  # only "the service did not answer" counts against the circuit
             self._breaker_record(name, call_id, not (error is not None and info is not None and info.retryable),
                                  end, trial)
-        raw, missing, error_type, code = outcome.data, None, None, None
+        try:
+            result = self._result(name, outcome, kind, end - start, call_id, start, summary, note)
+        except PluginError as exc:
+            return self._plugin_failed(name, exc, call_id, start, summary, outcome)
+        except Exception as exc:  # a return value even the budgeted renderer cannot read (its __class__ raises)
+            result = ToolResult(name, None, wording.unreadable_output(f"{type(exc).__name__}: {safe_str(exc, 200)}"),
+                                (end - start) * 1000.0, FATAL, len(outcome.attempts), ErrorCode.UNKNOWN,
+                                truncated=False, call_id=call_id, started_at=start, args_summary=summary, note=note,
+                                trace=outcome.attempts, result_id=self.records.next_id())
+        return self._finish(result)
+
+    def _result(self, name: str, outcome: RetryOutcome, kind: ToolKind | None, elapsed: float,
+                call_id: str | None, start: float, summary: str, note: str | None) -> ToolResult:
+        """The ToolResult of a finished outcome, its data through the one budget pass."""
+        raw, error, info, missing, error_type, code = outcome.data, outcome.error, outcome.info, None, None, None
         if error is None and isinstance(raw, PartialResult):
             raw, missing = raw.data, safe_str(raw.missing)
             error, error_type = wording.partial_missing(missing), PARTIAL
@@ -162,27 +198,27 @@ class ToolExecutor:
             assert info is not None  # the retry loop (or the retry plug-in's check) classified the failure
             error, error_type, code = redact(error), info.error_type, info.code
         failed = error_type not in (None, PARTIAL)
-        try:  # the one budget pass: ToolResult.data is what the model reads, nobody fits it again
-            data, truncated = (None, False) if failed and raw is None else self._fit(raw, None if failed else kind)
-        except PluginError as exc:
-            return self._plugin_failed(name, exc, call_id, start, summary, outcome)
-        return self._finish(ToolResult(
-            name, data, error, (end - start) * 1000.0, error_type, len(outcome.attempts), code, missing, truncated,
-            raw, call_id, start, summary, note, outcome.attempts, outcome.source))
+        # the one budget pass: ToolResult.data is what the model reads, nobody fits it again
+        data, truncated = (None, False) if failed and raw is None else self._fit(raw, None if failed else kind)
+        return ToolResult(name, data, error, elapsed * 1000.0, error_type, len(outcome.attempts), code, missing,
+                          truncated, raw, call_id, start, summary, note, outcome.attempts, outcome.source,
+                          self.records.next_id())
 
     def _fit(self, value: Any, kind: ToolKind | None) -> tuple[Any, bool]:
         """(ToolResult.data, truncated) for `value`: the toolkit's fit_and_redact, or the parse / truncate
-        plug-ins (PluginError if one fails)."""
+        plug-ins (PluginError if one fails); what a plug-in returns is redacted like a tool's output."""
         max_chars = self.result_max_chars
         if self.parse is None and self.truncate is None:
             return fit_and_redact(value, max_chars, kind)
-        raw = value
+        changed = None
         if self.parse is not None:
-            value = apply_parse(self.parse, value, max_chars)
+            value, changed = apply_parse(self.parse, value, max_chars)
+        if isinstance(value, str) and type(value) is not str:
+            value = str.__str__(value)  # a str subclass's own methods are not called
         if self.truncate is not None and isinstance(value, str) and len(value) > max_chars:
-            value = apply_truncate(self.truncate, value, max_chars)
-        if self.parse is not None or isinstance(value, str) and value is not raw:  # the plug-in's text stands
-            return redact_value(value), not _same(value, raw)
+            value, changed = apply_truncate(self.truncate, value, max_chars), True
+        if changed is not None:  # the plug-in's value stands
+            return redact_value(value), changed
         return fit_and_redact(value, max_chars, kind)
 
     def _plugin_failed(self, name: str, exc: PluginError, call_id: str | None, start: float, summary: str,
@@ -193,7 +229,7 @@ class ToolExecutor:
             len(outcome.attempts) if outcome is not None else 1, ErrorCode.PLUGIN_ERROR, truncated=False, call_id=call_id,
             started_at=start, args_summary=summary, note=f"plug-in: {exc.plugin}",
             trace=outcome.attempts if outcome is not None else (),
-            source=outcome.source if outcome is not None else None))
+            source=outcome.source if outcome is not None else None, result_id=self.records.next_id()))
 
     def _breaker_allows(self, name: str, call_id: str | None, now: float) -> tuple[bool, bool]:
         """(whether the breaker lets the call through, whether it is the half-open trial); the change
@@ -240,7 +276,11 @@ class ToolExecutor:
         return on_start, on_attempt, on_budget
 
     def _emit(self, event: ToolEvent) -> None:
-        call_hooks(self.hooks, event, self.hook_errors, event.kind)
+        errors: list[HookError] = []
+        call_hooks(self.hooks, event, errors, event.kind)
+        for error in errors:
+            _release_frames(error.exception)
+        self.hook_errors.extend(errors)
 
     def _finish(self, result: ToolResult) -> ToolResult:
         self.records.add(result)
@@ -311,7 +351,8 @@ class ToolExecutor:
     def _refuse(self, call: ToolCall, info: ErrorInfo) -> ToolResult:
         return self._finish(ToolResult(call.name or "(unknown)", None, info.message, error_type=info.error_type,
                                        error_code=info.code, attempts=0, truncated=False, call_id=call.id,
-                                       started_at=get_clock().now(), args_summary=safe_str(call.arguments, 200)))
+                                       started_at=get_clock().now(), args_summary=safe_str(call.arguments, 200),
+                                       result_id=self.records.next_id()))
 
     async def run_tool_calls(self, tool_calls: Iterable[Any], registry: ToolRegistry | None = None) -> list[ToolResult]:
         """Run a model's parallel tool calls (ToolCalls, or raw calls), at most `concurrency` at a time.
@@ -327,7 +368,9 @@ class ToolExecutor:
             async with semaphore:
                 try:
                     return await self.run_tool_call(call, registry)
-                except Exception as exc:  # a bug below must not sink the other calls
+                except BaseException as exc:  # a bug below must not sink the other calls; interrupts do
+                    if not own_failure(exc):
+                        raise
                     return self._refuse(call, classify_error(exc))
 
         with self._clock_scope():
@@ -349,17 +392,25 @@ class ToolExecutor:
         """Write the audit log as JSON Lines to an open text file; returns the line count."""
         return self.records.export_jsonl(file, task_id)
 
+    def read_output(self, result_id: Any, offset: Any = 0, max_chars: int = 2000) -> dict:
+        """`max_chars` characters of the full output of result `result_id` (ToolResult.result_id) from `offset`,
+        as a tool envelope a tool can return to the model as it is; a released or unknown one answers with an
+        error saying so (toolkit.audit.CallRecords.read_output). Never raises."""
+        return self.records.read_output(result_id, offset, max_chars)
+
     def reset(self) -> None:
-        """Forget history and statistics."""
+        """Forget history, kept outputs and statistics."""
         self.records.reset()
 
 
-def _same(a: Any, b: Any) -> bool:
-    """a is b, or equal; False when comparing raises (a plug-in's odd value)."""
-    try:
-        return a is b or bool(a == b)
-    except Exception:
-        return False
+def _release_frames(exc: BaseException) -> None:
+    """Keep a hook's traceback as text (a note, shown wherever the exception is printed) and let its frames go:
+    a frame holds its caller's, up to the event and the ToolResult with its full output, which a kept
+    traceback would keep alive past the history's byte budget."""
+    tb = exc.__traceback__
+    if tb is not None:
+        exc.add_note("Traceback of the hook (kept as text):\n" + "".join(traceback.format_tb(tb.tb_next or tb)).rstrip())
+        exc.__traceback__ = None
 
 
 def _args_summary(args: tuple, kwargs: dict) -> str:

@@ -94,11 +94,19 @@ def fit_for_model(value: Any, max_chars: int, kind: ToolKind | None = None) -> t
     """
     if value is None or value is True or value is False:  # the common no-data result: nothing to do
         return value, False
+    try:
+        return _fit(value, max_chars, kind)
+    except Exception:  # a value whose own methods raise (items(), __len__, ...): the renderer reads it part by part
+        return _shrink(value, max_chars)
+
+
+def _fit(value: Any, max_chars: int, kind: ToolKind | None) -> tuple[Any, bool]:
     if kind == "write":
         value = _write_summary(value)
     if isinstance(value, (bytes, bytearray)):
         value = _bytes_text(bytes(value[: max_chars * 4]), len(value))
     if isinstance(value, str):
+        value = value if type(value) is str else str.__str__(value)  # a str subclass's own methods are not called
         text = _parse_text(value, max_chars)
         return text, len(text) != len(value) or text != value
     if kind == "query" and _is_records(value) and len(value) > 1:

@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 from . import wording
 from .fitting import fit_and_redact
-from .results import PARTIAL, PartialResult, ToolResult, classify_error, safe_str, unwrap_envelope
+from .results import FATAL, PARTIAL, ErrorCode, PartialResult, ToolResult, classify_error, safe_str, unwrap_envelope
 from .safety import redact_value, tool_output_warnings
 from .shrink import dumps, shrink_json
 from .task_context import TaskContext, split_task_context, with_task_context  # noqa: F401  (re-exported)
@@ -37,7 +37,16 @@ _DECISION_FIELDS = ("action", "suggestion")
 
 def _as_result(tool_name: str, result: Any) -> ToolResult:
     """The ToolResult the model reads: a budgeted one as it is; anything else (a raw value, a ToolResult
-    built by hand) with its data budgeted and its texts redacted, once, here."""
+    built by hand) with its data budgeted and its texts redacted, once, here. A value that cannot be
+    read at all (its own __class__ raises) is an error result; never raises."""
+    try:
+        return _read_result(tool_name, result)
+    except Exception as exc:
+        return ToolResult(tool_name, None, wording.unreadable_output(f"{type(exc).__name__}: {safe_str(exc, 200)}"),
+                          error_type=FATAL, error_code=ErrorCode.UNKNOWN, truncated=False)
+
+
+def _read_result(tool_name: str, result: Any) -> ToolResult:
     if isinstance(result, ToolResult):
         if result.truncated is not None:  # the executor fitted it: nothing to do again
             return result
@@ -64,10 +73,15 @@ def _as_result(tool_name: str, result: Any) -> ToolResult:
 
 def decision_for_model(decision: Any) -> dict | None:
     """The part of a decision (evaluate_tool_result's dict, or a plug-in's) the model reads:
-    {"action", "suggestion"}, each as bounded text; None when the decision has neither."""
-    if not isinstance(decision, Mapping):
+    {"action", "suggestion"}, each as bounded, redacted text; None when the decision has neither
+    (or cannot be read: a mapping whose own methods raise). Never raises."""
+    try:
+        if not isinstance(decision, Mapping):
+            return None
+        values = [(key, decision.get(key)) for key in _DECISION_FIELDS]
+    except Exception:
         return None
-    shown = {key: safe_str(decision[key], 300) for key in _DECISION_FIELDS if decision.get(key) not in (None, "")}
+    shown = {key: text for key, value in values if value is not None and (text := safe_str(value, 300))}
     return shown or None
 
 
@@ -92,7 +106,7 @@ def tool_content(result: ToolResult, decision: Any = None) -> str:
     shown = decision_for_model(decision)
     if shown is not None:
         payload["decision"] = shown
-    warnings = tool_output_warnings(result.data, result.error, result.missing)  # scan what the model reads
+    warnings = tool_output_warnings(result.data, result.error, result.missing, shown)  # scan what the model reads
     if warnings:  # untrusted text stays data; the model sees the flag right after the status
         payload = {"status": payload.pop("status"), "warnings": warnings, **payload}
     try:
@@ -100,7 +114,7 @@ def tool_content(result: ToolResult, decision: Any = None) -> str:
         text.encode("utf-8")  # a lone surrogate could not be sent to the model API
         if len(text) <= MESSAGE_MAX_CHARS:
             return text
-    except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
+    except Exception:  # data json cannot serialize or whose own methods raise; UnicodeEncodeError too
         pass
     # a ToolResult built by hand around data json cannot send: shown as faithful JSON text, the other fields kept
     payload["result"] = shrink_json(payload["result"], RAW_MAX_CHARS)

@@ -96,7 +96,7 @@ def parse_tool_result(result: Any, max_tokens: int = 2000, kind: ToolKind | None
         max_tokens = max(1, min(max_tokens, int(context_tokens * read_share)))
     budget = max_tokens * CHARS_PER_TOKEN
     for _ in range(24):  # shrink the character budget until the token estimate fits
-        text = _clean(_parse(result, budget, kind, style))  # no lone surrogate reaches the model
+        text = _clean(_parse_any(result, budget, kind, style))  # no lone surrogate reaches the model
         tokens = estimate_tokens(text) if len(text) < 4 * budget else max_tokens + 1
         if tokens <= max_tokens or budget <= 16:
             return text
@@ -114,6 +114,14 @@ def _with_missing(missing: Any, data: Any, budget: int, kind: ToolKind | None, s
     """A partial result: the note on what is missing, then the data, together within `budget`."""
     note = _cut(f"⚠️ 部分成功，缺失：{safe_str(missing)}", max(budget // 4, 1))
     return f"{note}\n{_parse(data, max(budget - len(note) - 1, 1), kind, style)}"
+
+
+def _parse_any(result: Any, budget: int, kind: ToolKind | None, style: str) -> str:
+    try:
+        return _parse(result, budget, kind, style)
+    except Exception:  # a value whose own methods raise (its __class__ too): the budgeted renderer reads it
+        data, _ = fit_for_model(result, budget)
+        return data if isinstance(data, str) else dumps(data)
 
 
 def _parse(result: Any, budget: int, kind: ToolKind | None, style: str) -> str:

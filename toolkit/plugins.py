@@ -1,13 +1,20 @@
-"""The executor's plug-in points: a student's parse, truncate or retry function in place of ours.
+"""Plug-in points: a student's parse, truncate or retry function in place of ours, and the checks for what
+a plug-in returns.
 
 `ToolExecutor(parse=..., truncate=..., retry=...)` runs the student's piece
-through the adapters here. Each adapter checks what the function returns; a
-function that raises or returns the wrong type becomes a `PluginError`, which
-the executor turns into an error ToolResult with error_code PLUGIN_ERROR
-naming the plug-in. A student's bug never becomes an exception in the notebook.
+through the adapters here, and `plugin_message` checks what run_agent's
+format_message plug-in returns before the model reads it. Each adapter checks
+what the function returns; a function that raises or returns the wrong type
+becomes a `PluginError`, which the executor turns into an error ToolResult
+with error_code PLUGIN_ERROR naming the plug-in. A student's bug never becomes an exception in the notebook:
+"raises" means any BaseException but KeyboardInterrupt, SystemExit and a
+cancellation from outside (`own_failure`), so a GeneratorExit, or a retry that
+cancels its own slow attempt and lets the CancelledError out, is the plug-in's
+failure too. What a plug-in returns is then treated like a tool's output.
 """
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 from dataclasses import replace
@@ -15,10 +22,16 @@ from typing import Any, Awaitable, Callable, Union
 
 from . import wording
 from .clock import get_clock
+from .fitting import fit_for_model
 from .results import FATAL, ErrorCode, ErrorInfo, PartialResult, classify_error, safe_str, unwrap_envelope
 from .retry import Attempt, RetryOutcome, RetryPolicy
+from .safety import redact_value, tool_output_warnings
+from .shrink import dumps, shrink_json
 
-__all__ = ["ParseFn", "TruncateFn", "RetryFn", "PluginError", "apply_parse", "apply_truncate", "run_retry_plugin"]
+__all__ = ["ParseFn", "TruncateFn", "RetryFn", "PluginError", "apply_parse", "apply_truncate", "run_retry_plugin",
+           "own_failure", "cancelled_from_outside", "is_awaitable", "plugin_message", "MESSAGE_FIELDS_CHARS"]
+
+MESSAGE_FIELDS_CHARS = 2000  # a plug-in's tool message may hold the result's budget plus this much around it
 
 ParseFn = Callable[[Any, int], Any]
 """parse(raw_output, max_chars) -> the value the model sees (JSON-serializable, its JSON at most max_chars)."""
@@ -37,46 +50,111 @@ class PluginError(Exception):
         self.message = message
 
 
+def cancelled_from_outside() -> bool:
+    """Whether the running asyncio task has been asked to stop (Task.cancel: Ctrl-C, a caller's timeout,
+    a cancelled batch); False outside a task."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no event loop running: nothing can cancel this code from outside
+        return False
+    return task is not None and task.cancelling() > 0
+
+
+def own_failure(exc: BaseException) -> bool:
+    """Whether `exc`, raised by a student's code (a plug-in, a tool), is that code's own failure, to become an
+    error result: every exception, GeneratorExit and a CancelledError the code made itself (a retry that
+    cancels its own slow attempt). Not KeyboardInterrupt, SystemExit, nor a CancelledError while the running
+    task is being cancelled from outside (Task.cancelling() > 0, Python 3.11): those must propagate."""
+    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        return False
+    return not (isinstance(exc, asyncio.CancelledError) and cancelled_from_outside())
+
+
 def _raised(plugin: str, exc: BaseException) -> PluginError:
     return PluginError(plugin, wording.plugin_failed(plugin, f"{type(exc).__name__}: {safe_str(exc, 200)}"))
 
 
+def is_awaitable(value: Any) -> bool:
+    """inspect.isawaitable that never raises (a value whose __class__ raises is not awaitable)."""
+    try:
+        return inspect.isawaitable(value)
+    except Exception:
+        return False
+
+
 def _wrong(plugin: str, expected: str, got: Any) -> PluginError:
-    if inspect.isawaitable(got):
-        close = getattr(got, "close", None)
-        if close is not None:
+    awaitable = is_awaitable(got)
+    try:
+        if awaitable and callable(close := getattr(got, "close", None)):
             close()  # no "coroutine was never awaited" warning
-        return PluginError(plugin, wording.plugin_wrong_type(plugin, expected, "未等待的协程（缺少 await）"))
-    return PluginError(plugin, wording.plugin_wrong_type(plugin, expected, type(got).__name__))
+    except Exception:
+        pass
+    got_text = "未等待的协程（缺少 await）" if awaitable else _type_name(got)
+    return PluginError(plugin, wording.plugin_wrong_type(plugin, expected, got_text))
 
 
-def apply_parse(parse: ParseFn, raw: Any, max_chars: int) -> Any:
+def _type_name(value: Any) -> str:
+    """The name of `value`'s type, for a message; never raises."""
+    try:
+        return safe_str(type(value).__name__, 60)
+    except Exception:
+        return "?"
+
+
+def apply_parse(parse: ParseFn, raw: Any, max_chars: int) -> tuple[Any, bool]:
     """parse(raw, max_chars), checked: JSON-serializable, and within max_chars
-    (a string's length, any other value's JSON length). Raises PluginError."""
+    (a string's length, any other value's JSON length). Returns (the value as
+    plain data: a str, or what its JSON reads back as, so none of the plug-in's
+    own objects travels on; whether it differs from `raw`). Raises PluginError."""
     try:
         value = parse(raw, max_chars)
-    except Exception as exc:
+    except BaseException as exc:
+        if not own_failure(exc):
+            raise
         raise _raised("parse", exc) from exc
-    if inspect.isawaitable(value):
-        raise _wrong("parse", "可以转成 JSON 的值", value)
     try:
-        size = len(value) if isinstance(value, str) else len(json.dumps(value, ensure_ascii=False, allow_nan=False))
-    except (TypeError, ValueError, RecursionError):
+        if inspect.isawaitable(value):
+            raise _wrong("parse", "可以转成 JSON 的值", value)
+        changed = not _equal(value, raw)
+        if isinstance(value, str):
+            value = str.__str__(value)  # a str subclass's own methods are not called again
+            size = len(value)
+        else:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+            value, size = json.loads(text), len(text)
+    except PluginError:
+        raise
+    except Exception:  # not JSON, or a value whose own methods raise
         raise _wrong("parse", "可以转成 JSON 的值", value) from None
     if size > max_chars:
         raise PluginError("parse", wording.plugin_wrong_type("parse", f"不超过 {max_chars} 个字符的结果",
                                                              f"{size} 个字符"))
-    return value
+    return value, changed
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """a is b, or equal; False when comparing raises (a plug-in's odd value)."""
+    try:
+        return a is b or bool(a == b)
+    except Exception:
+        return False
 
 
 def apply_truncate(truncate: TruncateFn, text: str, max_chars: int) -> str:
     """truncate(text, max_chars), checked: a str of at most max_chars characters. Raises PluginError."""
     try:
         cut = truncate(text, max_chars)
-    except Exception as exc:
+    except BaseException as exc:
+        if not own_failure(exc):
+            raise
         raise _raised("truncate", exc) from exc
-    if not isinstance(cut, str):
+    try:
+        is_text = isinstance(cut, str)
+    except Exception:  # a value whose __class__ raises
+        is_text = False
+    if not is_text:
         raise _wrong("truncate", "字符串 str", cut)
+    cut = str.__str__(cut)  # a str subclass's own methods are not called
     if len(cut) > max_chars:
         raise PluginError("truncate", wording.plugin_wrong_type("truncate", f"不超过 {max_chars} 个字符的字符串",
                                                                 f"{len(cut)} 个字符"))
@@ -149,7 +227,13 @@ async def run_retry_plugin(retry: RetryFn, policy: RetryPolicy, tool_fn: Callabl
     start = get_clock().now()
     counted = _Counted(tool_fn, on_attempt_start, on_attempt)
     try:
-        return _outcome(counted, await _call_retry(retry, policy, counted, args, kwargs), start)
+        value = await _call_retry(retry, policy, counted, args, kwargs)
+        try:
+            return _outcome(counted, value, start)
+        except PluginError:
+            raise
+        except Exception:  # a returned value whose own methods raise (a tuple whose __len__ does)
+            raise _wrong("retry", "(result, error) 二元组", value) from None
     finally:
         for pending in counted.awaitables:  # a sync retry around an async tool never awaits it
             if inspect.iscoroutine(pending) and inspect.getcoroutinestate(pending) == inspect.CORO_CREATED:
@@ -164,7 +248,9 @@ async def _call_retry(retry: RetryFn, policy: RetryPolicy, counted: "_Counted", 
             value = retry(counted, *args, max_retries=policy.max_retries, **kwargs)
         if inspect.isawaitable(value):
             value = await value
-    except Exception as exc:
+    except BaseException as exc:  # a retry that cancels its own attempt and lets CancelledError out fails here
+        if not own_failure(exc):
+            raise
         raise _raised("retry", exc) from exc
     return value
 
@@ -191,3 +277,51 @@ def _outcome(counted: "_Counted", value: Any, start: float) -> RetryOutcome:
         info = ErrorInfo(found.error_type, found.code, error, found.retry_after)
     return RetryOutcome(result, error, attempts=attempts, info=info, elapsed=get_clock().now() - start,
                         data=data, source=source)
+
+
+def plugin_message(message: Any, call_id: str, max_chars: int) -> dict:
+    """What a format_message plug-in returned, as the Chat Completions API gets it, treated like tool output.
+
+    Only {"role": "tool", "tool_call_id": call_id, "content"} pass: no other key
+    (tool_calls, name, ...), no other role, and the call id the model asked for.
+    The content is kept within `max_chars` (JSON shrinks as JSON, other text
+    keeps head + tail: toolkit.fitting; a warning comes on top), its secrets are masked (a JSON content
+    field by field, toolkit.safety.redact_value), and instruction-like text gets
+    the warnings a tool message gets: a JSON object content gains "warnings"
+    after its "status", other text a first line. Raises TypeError (in Chinese)
+    when `message` is not a dict with a text "content".
+    """
+    content, got = None, _type_name(message)
+    try:
+        if isinstance(message, dict):
+            content = dict.get(message, "content")
+            got = f"content 为 {_type_name(content)} 的 dict"
+        is_text = isinstance(content, str)
+    except Exception:  # a value whose own methods raise
+        is_text = False
+    if not is_text:
+        raise TypeError(f"format_message 应返回带 content 字符串的消息 dict（{{\"role\": \"tool\", "
+                        f"\"tool_call_id\": …, \"content\": …}}），实际返回了 {got}")
+    text, _ = fit_for_model(str.__str__(content), max_chars)
+    try:
+        parsed = json.loads(text) if text.lstrip()[:1] == "{" else None
+    except (ValueError, RecursionError):
+        parsed = None
+    if isinstance(parsed, dict):  # a JSON object stays one: secrets masked by field, warnings as a field
+        value = redact_value(parsed)
+        if value is not parsed and len(dumps(value)) > max_chars:  # written out again, it may differ in length
+            value = shrink_json(value, max_chars)
+    else:
+        value = redact_value(text)
+    warnings = tool_output_warnings(value)
+    if isinstance(value, dict):
+        if warnings:  # right after the status, as in the toolkit's own tool messages
+            head = {"status": value.pop("status")} if "status" in value else {}
+            value = {**head, "warnings": warnings, **value}
+        if value is not parsed:  # nothing to mask or flag: the plug-in's own text stands, as it wrote it
+            text = dumps(value)
+    else:
+        text = value if isinstance(value, str) else dumps(value)
+        if warnings:
+            text = f"⚠ {warnings[0]}\n{text}"
+    return {"role": "tool", "tool_call_id": call_id, "content": text}

@@ -91,6 +91,8 @@ class ToolResult:
     `error_code` is an ErrorCode (or a tool's own code). For "partial", `data`
     holds what arrived and `missing` says what did not. `note` is a line for
     the model from the road itself (e.g. that a fallback tool answered).
+    `result_id` numbers an executor's results (the handle `ToolExecutor.read_output` reads by);
+    `artifact_released` says how big a history entry's full output was and why it was let go.
     """
 
     name: str
@@ -109,6 +111,8 @@ class ToolResult:
     note: str | None = None
     trace: tuple = field(default=(), repr=False)
     source: Any = None  # where the data came from (a tool envelope's "source"): metadata, not sent to the model
+    result_id: int | None = None
+    artifact_released: Any = None  # a toolkit.retention.ReleasedArtifact, or None
 
     @property
     def status(self) -> Status:
@@ -347,21 +351,22 @@ def error_from_envelope(value: Any) -> ErrorInfo | None:
     The course's tools return {"status": "error", "error": {"code", "message"}}.
     Such a value is a fatal error (the tool ran and decided) unless it says
     "retryable": true. {"error": None} is NOT an error (the original course's parser got
-    this wrong). Returns None for anything that is not an error envelope.
+    this wrong). Returns None for anything that is not an error envelope; never raises.
     """
     if not isinstance(value, dict):
         return None
-    error = value.get("error")
-    status = value.get("status")
-    if error in (None, "", {}, []) or status in ("ok", "success"):
+    try:  # read through dict: a subclass's own methods may raise, and then it reports no error of its own
+        error, status = dict.get(value, "error"), dict.get(value, "status")
+        if error in (None, "", {}, []) or status in ("ok", "success"):
+            return None
+        if isinstance(error, dict):
+            code = as_code(safe_str(error.get("code") or ErrorCode.TOOL_ERROR, 80))
+            message = safe_str(error.get("message") or error.get("detail") or code, 500)
+        else:
+            code, message = ErrorCode.TOOL_ERROR, safe_str(error, 500)
+        return ErrorInfo(RETRYABLE if dict.get(value, "retryable") is True else FATAL, code, message)
+    except Exception:
         return None
-    if isinstance(error, dict):
-        code = as_code(safe_str(error.get("code") or ErrorCode.TOOL_ERROR, 80))
-        message = safe_str(error.get("message") or error.get("detail") or code, 500)
-    else:
-        code, message = ErrorCode.TOOL_ERROR, safe_str(error, 500)
-    kind = RETRYABLE if value.get("retryable") is True else FATAL
-    return ErrorInfo(kind, code, message)
 
 
 # --- one envelope, opened once ----------------------------------------------------
@@ -377,8 +382,9 @@ def is_envelope(value: Any) -> bool:
     outside status / data / source / error / retryable (a dict with more keys
     is the tool's data, whatever its field names).
     """
-    return (isinstance(value, dict) and "status" in value and ("data" in value or "error" in value)
-            and value.keys() <= ENVELOPE_KEYS)
+    return (isinstance(value, dict) and dict.__contains__(value, "status")
+            and (dict.__contains__(value, "data") or dict.__contains__(value, "error"))
+            and dict.keys(value) <= ENVELOPE_KEYS)  # read through dict: a subclass's own methods may raise
 
 
 def unwrap_envelope(value: Any) -> tuple[Any, Any, ErrorInfo | None]:
@@ -389,11 +395,13 @@ def unwrap_envelope(value: Any) -> tuple[Any, Any, ErrorInfo | None]:
     None, and the ErrorInfo from `error_from_envelope`. Anything that is not
     an envelope comes back unchanged as (value, None, None). Never raises.
     """
-    if not is_envelope(value):
+    try:
+        if not is_envelope(value):
+            return value, None, None
+        info = error_from_envelope(value)
+        data, error = dict.get(value, "data"), dict.get(value, "error")
+        if info is not None and data is None and isinstance(error, dict):
+            data = {k: v for k, v in dict.items(error) if k not in _ERROR_FIELDS} or None
+        return data, dict.get(value, "source"), info
+    except Exception:  # a value whose own methods raise is no envelope: it is data
         return value, None, None
-    info = error_from_envelope(value)
-    data = value.get("data")
-    error = value.get("error")
-    if info is not None and data is None and isinstance(error, dict):
-        data = {k: v for k, v in error.items() if k not in _ERROR_FIELDS} or None
-    return data, value.get("source"), info

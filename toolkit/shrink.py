@@ -19,7 +19,7 @@ import json
 import math
 import uuid
 from pathlib import PurePath
-from typing import Any
+from typing import Any, Iterable
 
 from .results import PartialResult, ToolResult, redact, safe_str
 
@@ -72,22 +72,33 @@ class _Renderer:
         return value
 
     def render(self, obj: Any, depth: int = 0) -> Any:
+        """`obj` as JSON-ready data within the budget; a part whose own methods raise becomes a note."""
+        try:
+            return self._render(obj, depth)
+        except (_OverBudget, RecursionError):
+            raise
+        except Exception as exc:  # a value whose __len__, items(), __str__, ... raise is shown, never raised
+            self.shrunk = True
+            return self.text(_unreadable(obj, exc))
+
+    def _render(self, obj: Any, depth: int) -> Any:
         if obj is None or isinstance(obj, bool):
             self.spend(5 if obj is False else 4)  # null, true, false
             return obj
         if isinstance(obj, int):
-            if obj.bit_length() > 3000:  # str() of huge ints is slow and capped by Python
+            bits = int.bit_length(obj)
+            if bits > 3000:  # str() of huge ints is slow and capped by Python
                 self.shrunk = True
-                return self.text(f"<约 {int(obj.bit_length() * 0.30103) + 1} 位的整数>")
+                return self.text(f"<约 {int(bits * 0.30103) + 1} 位的整数>")
             self.spend(len(int.__repr__(obj)))  # what json writes, even for int subclasses
-            return int(obj)
+            return int.__int__(obj)
         if isinstance(obj, float):
             if math.isnan(obj) or math.isinf(obj):
-                return self.text(repr(obj))  # JSON has no NaN/Infinity
+                return self.text(float.__repr__(obj))  # JSON has no NaN/Infinity
             self.spend(len(float.__repr__(obj)))
-            return float(obj)
+            return float.__float__(obj)
         if isinstance(obj, str):
-            return self.text(obj)
+            return self.text(obj if type(obj) is str else str.__str__(obj))  # a subclass's own methods are not called
         if isinstance(obj, (bytes, bytearray, memoryview)):
             return self.text(_bytes_text(bytes(obj[: (self.strlen or len(obj)) * 4 + 4]), len(obj)))
         simple = _simple_text(obj)
@@ -113,12 +124,12 @@ class _Renderer:
         elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
             obj = {f.name: getattr(obj, f.name, None) for f in dataclasses.fields(obj)}
         if isinstance(obj, dict):
-            return self.mapping(obj, depth)
+            return self.mapping(*_view(obj, dict), depth)
         if isinstance(obj, (list, tuple)):
-            return self.sequence(obj, len(obj), depth)
+            return self.sequence(*_view(obj, list if isinstance(obj, list) else tuple), depth)
         if isinstance(obj, (set, frozenset)):
-            items = sorted(obj, key=safe_str) if len(obj) <= 1000 else list(itertools.islice(obj, 1000))
-            return self.sequence(items, len(obj), depth)
+            n, items = _view(obj, set if isinstance(obj, set) else frozenset)
+            return self.sequence(n, sorted(items, key=safe_str) if n <= 1000 else itertools.islice(items, 1000), depth)
         try:
             dump = getattr(obj, "model_dump", None)  # pydantic models, openai SDK objects
         except Exception:  # an object whose __getattr__ raises is still shown as text
@@ -132,34 +143,56 @@ class _Renderer:
                 pass
         return self.text(safe_str(obj, 10_000))
 
-    def mapping(self, obj: dict, depth: int) -> dict:
-        n = len(obj)
+    def mapping(self, n: int, items: Iterable[tuple[Any, Any]], depth: int) -> dict:
         keep = n if self.items is None else min(n, self.items)
         out: dict[str, Any] = {}
+        shown = 0
         self.spend(2)
-        for key, value in itertools.islice(obj.items(), keep):
-            skey = _clean(key) if isinstance(key, str) else safe_str(key, 200)
+        for key, value in itertools.islice(items, keep):
+            skey = _clean(key if type(key) is str else str.__str__(key)) if isinstance(key, str) else safe_str(key, 200)
             self.spend(len(skey) + 4)
             out[skey] = self.render(value, depth + 1)
-        if keep < n:
+            shown += 1
+        if shown < n:
             self.shrunk = True
-            out["…"] = self.text(f"还有 {n - keep} 个字段未显示（共 {n} 个）")
+            out["…"] = self.text(f"还有 {n - shown} 个字段未显示（共 {n} 个）")
         return out
 
-    def sequence(self, seq: Any, total: int, depth: int) -> list:
-        keep = min(len(seq), total) if self.items is None else min(len(seq), self.items)
-        out = []
+    def sequence(self, total: int, items: Iterable[Any], depth: int) -> list:
+        keep = total if self.items is None else min(total, self.items)
+        out: list[Any] = []
         self.spend(2)
-        for item in itertools.islice(seq, keep):
+        for item in itertools.islice(items, keep):
             if out:
                 self.spend(2)  # ", " between items
             out.append(self.render(item, depth + 1))
-        if keep < total:
+        if len(out) < total:
             self.shrunk = True
             if out:
                 self.spend(2)
-            out.append(self.text(f"…还有 {total - keep} 项未显示（共 {total} 项）"))
+            out.append(self.text(f"…还有 {total - len(out)} 项未显示（共 {total} 项）"))
         return out
+
+
+def _view(obj: Any, base: type) -> tuple[int, Iterable[Any]]:
+    """(how many items, the items; a dict's as pairs) of a container: through its own methods, and through
+    its base type's when one of them raises (a dict or list subclass whose items(), __iter__ or __len__
+    is broken is still shown as the data it holds)."""
+    if type(obj) is not base:
+        try:
+            return len(obj), iter(obj.items() if base is dict else obj)
+        except Exception:
+            pass
+    return base.__len__(obj), (dict.items(obj) if base is dict else base.__iter__(obj))  # type: ignore[attr-defined]
+
+
+def _unreadable(obj: Any, exc: BaseException) -> str:
+    """The note for a value that cannot be read: its type and what reading it raised."""
+    try:
+        kind = type(obj).__name__
+    except Exception:
+        kind = "?"
+    return f"<无法读取的 {safe_str(kind, 60)} 值（{type(exc).__name__}: {safe_str(exc, 80)}）>"
 
 
 def _bytes_text(head: bytes, size: int) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 __all__ = ["GIVE_UP_REASONS", "samples", "seconds", "attempt_timed_out", "gave_up", "partial_missing", "circuit_open",
            "fallback_note", "fallback_unavailable_note", "fallback_refused", "unknown_tool", "arguments_not_json",
            "arguments_not_object", "arguments_invalid", "bad_tool_schema", "plugin_failed", "plugin_wrong_type",
-           "max_retries_beside_policy"]
+           "unreadable_output", "max_retries_beside_policy"]
 
 GIVE_UP_REASONS = {
     "max_retries": "已重试 {r} 次仍未成功",
@@ -92,6 +92,11 @@ def plugin_wrong_type(plugin: str, expected: str, got: str) -> str:
     return f"执行器的 {plugin} 插件返回了 {got}，应返回 {expected}；这是插件代码的问题，不是工具本身的问题"
 
 
+def unreadable_output(detail: str) -> str:
+    """A tool returned a value that cannot be read at all (its own methods raise where the budget pass looks)."""
+    return f"工具返回的值无法读取（{detail}）；这是工具代码的问题，重试无用"
+
+
 def max_retries_beside_policy(max_retries: object, call: str) -> str:
     """The ValueError for max_retries and policy given together: one way per setting (a student's mistake)."""
     return f"max_retries 和 policy 只能给一个：重试次数是策略的一部分，请写成 {call}(max_retries={max_retries!r}, ...)"
@@ -109,4 +114,5 @@ def samples() -> list[str]:
             arguments_not_json("get_weather", "Expecting value"), arguments_not_object("get_weather", "list"),
             arguments_invalid("get_weather", "city", "'火星' is not one of ['上海']"),
             bad_tool_schema("get_weather", "'no-such-type' is not valid"),
-            plugin_failed("parse", "KeyError: 'data'"), plugin_wrong_type("truncate", "字符串 str", "NoneType")]
+            plugin_failed("parse", "KeyError: 'data'"), plugin_wrong_type("truncate", "字符串 str", "NoneType"),
+            unreadable_output("RuntimeError: __class__")]

@@ -19,9 +19,13 @@ message, so the model reads what the road decided.
 Three plug-in points let a student replace one piece (each a keyword of run_agent):
 format_message (how a result becomes the tool message), evaluate (what to do
 with a result: recorded, and put in the message) and check (the verdict on the
-final answer, in run.check). A plug-in that raises or returns the wrong type
-never crashes the run: the model gets an error result (PLUGIN_ERROR, naming
-the plug-in), or the run gets an error reason.
+final answer, in run.check). Each may be sync or async (an async one is awaited).
+A plug-in that raises (GeneratorExit and a CancelledError of its own included)
+or returns the wrong type never crashes the run: the model gets an error result
+(PLUGIN_ERROR, naming the plug-in), or the run gets an error reason. What
+format_message returns is treated like tool output (toolkit.plugins.plugin_message):
+only role, tool_call_id and content pass, the content redacted, within the
+budget, with warnings for instruction-like text.
 """
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ from ..clock import get_clock
 from ..decisions import evaluate_tool_result
 from ..executor import ToolExecutor
 from ..messages import format_tool_message
+from ..plugins import MESSAGE_FIELDS_CHARS, is_awaitable, own_failure, plugin_message
 from ..registry import ToolRegistry
 from ..results import FATAL, RETRYABLE, ErrorCode, ToolResult, redact, safe_str
 from ..safety import redact_value
@@ -50,14 +55,14 @@ SYSTEM_PROMPT = """你是一个资料分析助手，回答问题要有工具给�
 4. 如果工具结果前面有 [TASK_CONTEXT]，先看清整个任务还剩哪些步骤，做完所有步骤再回答。
 5. 同样的工具和参数不要重复调用，结果不会改变；信息足够时直接用中文回答，说明关键结果。"""
 
-FormatMessage = Callable[[str, str, ToolResult], dict]
+FormatMessage = Callable[[str, str, ToolResult], Any]
 """format_message(tool_name, tool_call_id, result) -> the Chat Completions tool message
-{"role": "tool", "tool_call_id": tool_call_id, "content": str}."""
-Evaluate = Callable[[ToolResult, str], dict]
+{"role": "tool", "tool_call_id": tool_call_id, "content": str} (sync or async)."""
+Evaluate = Callable[[ToolResult, str], Any]
 """evaluate(result, user_query) -> a decision dict such as evaluate_tool_result returns
-({"action", "suggestion", ...}; the action and the suggestion go into the tool message)."""
+({"action", "suggestion", ...}; the action and the suggestion go into the tool message; sync or async)."""
 Check = Callable[[str, list], Any]
-"""check(answer, tool_results) -> any verdict (e.g. an AnswerCheck); kept in run.check."""
+"""check(answer, tool_results) -> any verdict (e.g. an AnswerCheck); kept in run.check (sync or async)."""
 
 
 def task_context_for(question: str, task_context: TaskContext | bool | str = "auto") -> TaskContext | None:
@@ -95,15 +100,19 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
     max_turns: the most model calls before stopping with stopped="max_turns".
     task_context: see `task_context_for`; the context advances one step per
     successful tool result and is put before every tool message.
-    format_message / evaluate / check: the plug-in points (module doc):
-    format_message None is format_tool_message; evaluate defaults to
-    evaluate_tool_result (None: no decisions, and none in the messages);
-    check None is no check.
+    format_message / evaluate / check: the plug-in points (module doc), each
+    sync or async: format_message None is format_tool_message (a plug-in's
+    message is checked: only role, tool_call_id and content pass, its content
+    redacted, within result_max_chars + MESSAGE_FIELDS_CHARS, with warnings for
+    instruction-like text); evaluate defaults to evaluate_tool_result (None: no
+    decisions, and none in the messages); check None is no check.
 
     Never raises for what the model does (unknown tools, bad arguments, repeats,
     failing tools: error tool messages; a malformed reply: stopped="error") nor
-    for a failing endpoint (stopped="error") nor for a failing plug-in.
-    KeyboardInterrupt cancels the running tools and propagates.
+    for a failing endpoint (stopped="error") nor for a failing plug-in or tool
+    (any exception, GeneratorExit, a CancelledError it made itself).
+    KeyboardInterrupt cancels the running tools and propagates; so do SystemExit
+    and a cancellation from outside.
     Raises ValueError for an empty question, max_turns < 1, a client without a
     model, and toolkit.llm.ConfigError (a ValueError) for a bad .env.
     """
@@ -143,6 +152,18 @@ def _default_registry() -> ToolRegistry:
 
 class _EmptyReply(Exception):
     """The model answered with neither text nor tool calls (args[0] says how)."""
+
+
+def _call(plugin: Callable[..., Any], *args: Any) -> Any:
+    """plugin(*args); an async plug-in's awaitable is awaited (run_sync: inside Jupyter's loop too)."""
+    value = plugin(*args)
+    if is_awaitable(value):
+        value = run_sync(_awaited(value))
+    return value
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
 
 
 def _plugin_failure(plugin: str, exc_or_text: Any, result: ToolResult) -> ToolResult:
@@ -279,10 +300,13 @@ class _Loop:
         if self.evaluate is None:
             return result, None
         try:
-            decision = self.evaluate(result, self.run_record.question)
+            decision = _call(self.evaluate, result, self.run_record.question)
             if not isinstance(decision, dict):
                 raise TypeError(f"evaluate 应返回 dict，实际返回了 {type(decision).__name__}")
-        except Exception as exc:
+            decision = dict(dict.items(decision))  # a plain copy: a dict subclass's own methods are not called again
+        except BaseException as exc:
+            if not own_failure(exc):
+                raise
             self.run_record.decisions.append({"action": "plugin_error", "tool": result.name,
                                               "message": safe_str(exc, 200)})
             return _plugin_failure("evaluate", exc, result), None
@@ -291,14 +315,16 @@ class _Loop:
 
     def _message(self, call_id: str, result: ToolResult, decision: dict | None) -> tuple[dict, ToolResult]:
         """The tool message for `result` and its decision, before the task context goes in front (the
-        format_message plug-in's, when it gives a usable one; a plug-in's message is its own, without the decision)."""
+        format_message plug-in's, when it gives a usable one, checked like tool output; a plug-in's message is
+        its own, without the decision)."""
         if self.format_message is not None:
             try:
-                message = self.format_message(result.name, call_id, result)
-                if not (isinstance(message, dict) and isinstance(message.get("content"), str)):
-                    raise TypeError(f"format_message 应返回带 content 文本的 dict，实际返回了 {safe_str(message, 80)}")
-                return {**message, "role": "tool", "tool_call_id": call_id}, result
-            except Exception as exc:
+                message = _call(self.format_message, result.name, call_id, result)
+                budget = self.executor.result_max_chars + MESSAGE_FIELDS_CHARS
+                return plugin_message(message, call_id, budget), result
+            except BaseException as exc:
+                if not own_failure(exc):
+                    raise
                 result, decision = _plugin_failure("format_message", exc, result), None
         return format_tool_message(result.name, call_id, result, decision=decision), result
 
@@ -323,8 +349,10 @@ class _Loop:
     def _check(self) -> None:
         record = self.run_record
         try:
-            record.check = self.check(record.answer, list(record.tool_results))
-        except Exception as exc:
+            record.check = _call(self.check, record.answer, list(record.tool_results))
+        except BaseException as exc:
+            if not own_failure(exc):
+                raise
             record.check = None
             record.error = f"插件 check 出错：{type(exc).__name__}: {safe_str(exc, 200)}"
 

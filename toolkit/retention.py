@@ -1,0 +1,134 @@
+"""How much of the tools' full outputs an executor's history keeps: a budget in bytes, not only in results.
+
+`ToolResult.artifact` is a tool's whole output, kept beside the model for code
+(charts, statistics, reading the next slice of a result the budget cut). The
+model reads a few KB of each; the whole output may be megabytes. So the history
+(toolkit.audit.CallRecords) keeps full outputs within a byte budget: an output
+larger than a quarter of the budget is not kept at all, and when the kept ones
+add up to more than the budget, the oldest are released first. A released
+result stays in the history with `artifact` None and `artifact_released` (a
+ReleasedArtifact) saying how big the output was and why it went; the caller's
+own ToolResult keeps its artifact. `output_text` and `read_slice` read a kept
+output as text, slice by slice, for a tool that shows the model more of it.
+"""
+from __future__ import annotations
+
+import collections
+import itertools
+import sys
+from dataclasses import dataclass
+from typing import Any, Iterator, Literal
+
+from .shrink import _bytes_text, dumps, shrink_json
+
+__all__ = ["ReleasedArtifact", "ReleaseReason", "output_bytes", "output_text", "read_slice", "ARTIFACT_SHARE",
+           "HISTORY_BYTES", "format_bytes"]
+
+HISTORY_BYTES = 64_000_000  # the default budget for the full outputs one executor's history keeps
+ARTIFACT_SHARE = 4          # one full output may take at most 1/ARTIFACT_SHARE of the budget
+
+ReleaseReason = Literal["budget", "too_large", "unmeasured"]
+
+
+def format_bytes(n: int) -> str:
+    """A size as a person reads it: 980 B, 12.3 KB, 2.0 MB (1 KB = 1000 bytes)."""
+    if n < 1000:
+        return f"{n} B"
+    return f"{n / 1000:.1f} KB" if n < 1_000_000 else f"{n / 1_000_000:.1f} MB"
+
+
+@dataclass(frozen=True, slots=True)
+class ReleasedArtifact:
+    """Why a history entry no longer holds its full output (`ToolResult.artifact_released`).
+
+    nbytes: the output's estimated size in bytes (None when it could not be measured);
+    reason: "budget" (the history's full outputs passed `budget` bytes and this was the
+    oldest), "too_large" (larger than budget / ARTIFACT_SHARE: never kept) or
+    "unmeasured" (its size could not be estimated, so it was not kept);
+    budget: the history's byte budget then. `str()` says it in Chinese.
+    """
+
+    nbytes: int | None
+    reason: ReleaseReason
+    budget: int
+
+    @property
+    def message(self) -> str:
+        size = "大小无法估计" if self.nbytes is None else f"约 {format_bytes(self.nbytes)}"
+        if self.reason == "budget":
+            why = f"历史里保留的完整输出合计超过 {format_bytes(self.budget)}，最早的先释放"
+        elif self.reason == "too_large":
+            why = f"单个完整输出最多保留 {format_bytes(self.budget // ARTIFACT_SHARE)}"
+        else:
+            why = "无法估计它占用的内存，为了不让历史无限增长没有保留"
+        return f"完整输出（{size}）已从执行器的历史中释放：{why}"
+
+    def __str__(self) -> str:
+        return self.message
+
+
+_LEAVES = frozenset({str, bytes, bytearray, int, float, complex, bool, type(None), memoryview})
+
+
+def _parts(obj: Any) -> Iterator[Any]:
+    """The objects `obj` holds, read through the base type (a subclass's raising override is not called)."""
+    if isinstance(obj, dict):
+        return itertools.chain(dict.keys(obj), dict.values(obj))
+    for base in (list, tuple, set, frozenset, collections.deque):
+        if isinstance(obj, base):
+            return base.__iter__(obj)  # type: ignore[attr-defined]
+    fields = getattr(obj, "__dict__", None)
+    return iter((fields,)) if isinstance(fields, dict) else iter(())
+
+
+def output_bytes(value: Any, limit: int) -> int | None:
+    """The bytes `value` holds in memory, estimated as sys.getsizeof over it and everything inside it
+    (containers and objects' __dict__, each object once, cycles included).
+
+    The count stops as soon as it passes `limit` (the number returned is then
+    > limit, not the whole size), so the work is bounded by `limit`: every
+    container's own size already counts 8 bytes per item it holds. None when
+    the value cannot be measured (a __sizeof__ or __class__ that raises).
+    """
+    if value is None:
+        return 0
+    try:
+        total = sys.getsizeof(value)
+        if type(value) in _LEAVES or total > limit:
+            return total
+        seen, stack = {id(value)}, [_parts(value)]
+        while stack:
+            part = next(stack[-1], stack)  # the stack itself marks the end of an iterator
+            if part is stack:
+                stack.pop()
+                continue
+            if id(part) in seen:
+                continue
+            seen.add(id(part))
+            total += sys.getsizeof(part)
+            if total > limit:
+                return total
+            if type(part) not in _LEAVES:
+                stack.append(_parts(part))
+        return total
+    except Exception:
+        return None
+
+
+def output_text(artifact: Any, max_chars: int) -> str:
+    """A kept full output as the text a reader pages through: a string as it is, bytes decoded (UTF-8),
+    anything else as its JSON (toolkit.shrink, at most `max_chars` characters)."""
+    if isinstance(artifact, str):
+        return str.__str__(artifact)
+    if isinstance(artifact, (bytes, bytearray, memoryview)):
+        return _bytes_text(bytes(artifact), len(artifact))
+    return dumps(shrink_json(artifact, max_chars))
+
+
+def read_slice(text: str, offset: int, max_chars: int) -> dict:
+    """`max_chars` characters of `text` from `offset`: {"offset", "text", "next_offset", "total_chars"};
+    next_offset is None at the end."""
+    piece = text[offset: offset + max_chars]
+    end = offset + len(piece)
+    return {"offset": offset, "text": piece, "next_offset": end if end < len(text) else None,
+            "total_chars": len(text)}
