@@ -5,15 +5,41 @@ model are removed here, before any kernel starts: every test and notebook talks
 to the offline stand-in model, whatever a developer's shell or .env says.
 """
 import os
+import shutil
 import tempfile
 from pathlib import Path
+
+import pytest
 
 for _name in ("OPENAI_API_KEY", "DASHSCOPE_API_KEY", "MODEL_BASE_URL", "MODEL_NAME", "OPENAI_BASE_URL"):
     os.environ.pop(_name, None)
 os.environ["TOOLKIT_DOTENV"] = "none"  # never read the project's .env during tests
 # chapters save the student's pieces (toolkit.mine.save): under test into a throwaway my_toolkit/, so running
 # the suite never overwrites a student's own saved work in the project folder
-os.environ["TOOLKIT_MY_DIR"] = str(Path(tempfile.mkdtemp(prefix="toolkit-tests-")) / "my_toolkit")
+os.environ["TOOLKIT_MY_DIR"] = _SESSION_MY_DIR = str(Path(tempfile.mkdtemp(prefix="toolkit-tests-")) / "my_toolkit")
+# ... except the capstone, which runs on a fresh copy of a sample student's my_toolkit/ (tests/sample_my_toolkit):
+# its stored outputs are then the same whether it runs alone or after the chapters saved theirs
+CAPSTONE = "11_capstone.ipynb"
+SAMPLE_MY_TOOLKIT = Path(__file__).resolve().parent / "tests" / "sample_my_toolkit"
+
+
+_SAMPLE_COPIES: dict[str, str] = {}  # capstone notebook path -> its copy of the sample, made once per session
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Point TOOLKIT_MY_DIR at the right folder before nbval starts a notebook's kernel (the kernel inherits
+    the environment when its file's first cell is set up); a test's own monkeypatch still wins."""
+    path = Path(str(item.fspath))
+    if path.name != CAPSTONE:
+        os.environ["TOOLKIT_MY_DIR"] = _SESSION_MY_DIR
+        return
+    if str(path) not in _SAMPLE_COPIES:
+        copy = Path(tempfile.mkdtemp(prefix="toolkit-capstone-")) / "my_toolkit"
+        shutil.copytree(SAMPLE_MY_TOOLKIT, copy, ignore=shutil.ignore_patterns("README.md", "__pycache__"))
+        _SAMPLE_COPIES[str(path)] = str(copy)
+    os.environ["TOOLKIT_MY_DIR"] = _SAMPLE_COPIES[str(path)]
+
 
 # Exercise notebooks are stored unexecuted and fail their checks by design (their stubs raise
 # NotImplementedError), so nbval does not run them: tests/test_check.py checks them instead (each

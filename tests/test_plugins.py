@@ -140,6 +140,20 @@ def test_a_retry_returning_an_error_keeps_the_tools_error_kind(sim_clock):
     assert flaky.calls == 2
 
 
+def test_a_tools_error_envelope_stays_an_error_whatever_the_retry_says(sim_clock):
+    """A retry that hands the tool's {"status": "error"} back as a success does not make it one: the tool said
+    it failed, and the model must read that (the capstone's sample retry did exactly this)."""
+    def envelope():
+        return {"status": "error", "error": {"code": "INVALID_SALES_CSV", "message": "第 4 行数量不是整数", "line": 4}}
+
+    def naive_retry(tool_fn, *args, max_retries=3, **kwargs):
+        return tool_fn(*args, **kwargs), None
+
+    result = run(ToolExecutor(retry=naive_retry).execute(envelope, "analyze_sales_csv"))
+    assert result.status == "error" and result.error_code == "INVALID_SALES_CSV"
+    assert "第 4 行" in result.error and result.data == {"line": 4}
+
+
 @pytest.mark.parametrize("retry, words", [
     (lambda tool_fn, *a, max_retries=3, **k: tool_fn(*a, **k), "str"),             # not a pair
     (lambda tool_fn, *a, max_retries=3, **k: ("ok", 404), "int"),                  # error not a str

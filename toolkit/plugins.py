@@ -269,7 +269,9 @@ def _outcome(counted: "_Counted", value: Any, start: float) -> RetryOutcome:
     # the tool's last answer was opened when it came; a value the retry made up is opened here
     data, source, opened = counted.last_opened if result is counted.last_value else unwrap_envelope(result)
     info: ErrorInfo | None = None
-    if error is not None:
+    if error is None and opened is not None:  # the tool said it failed (its error envelope): a retry that let
+        error, info = opened.message, opened  # the envelope through as a success does not make it one
+    elif error is not None:
         if counted.last_exception is not None:
             found = classify_error(counted.last_exception)
         else:
