@@ -20,8 +20,8 @@ from typing import Any, Iterable, Iterator
 
 from .results import safe_str
 
-__all__ = ["CLEARED_MARK", "Cleared", "ToolResultRef", "clear_tool_results", "context_chars", "placeholder",
-           "tool_results"]
+__all__ = ["CLEARED_MARK", "ClearPolicy", "Cleared", "ToolResultRef", "clear_tool_results", "context_chars",
+           "placeholder", "tool_results", "with_read_more"]
 
 CLEARED_MARK = "[已清除]"
 _FORMATS = ("openai_chat", "openai_responses", "anthropic")
@@ -174,3 +174,37 @@ def clear_tool_results(messages: list, *, fmt: str = "openai_chat", budget_chars
         cleared.append(ref.call_id)
     kept = tuple(r.call_id for r in refs if id(r) in protected)
     return Cleared(out, tuple(cleared), before, total, kept)
+
+
+@dataclass(frozen=True)
+class ClearPolicy:
+    """Settings for `clear_tool_results`, applied by run_agent(clear=...) before every model call."""
+
+    budget_chars: int = 8000
+    keep_last: int = 3
+    exempt: tuple[str, ...] = ()
+    fmt: str = "openai_chat"
+
+    def __post_init__(self) -> None:
+        clear_tool_results([], fmt=self.fmt, budget_chars=self.budget_chars, keep_last=self.keep_last)  # checks
+
+    def apply(self, messages: list) -> Cleared:
+        return clear_tool_results(messages, fmt=self.fmt, budget_chars=self.budget_chars, keep_last=self.keep_last,
+                                  exempt=self.exempt)
+
+
+def with_read_more(content: str, result: Any) -> str:
+    """A cut result's tool message content with its handle: {"more": {"result_id", "hint"}} after "status",
+    so the model can ask for the rest with read_more instead of losing it. Text that is not a JSON object is
+    returned unchanged."""
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return content
+    if not isinstance(value, dict) or result.result_id is None:
+        return content
+    more = {"result_id": result.result_id,
+            "hint": f"结果被截断了；需要更多时调用 read_more(result_id={result.result_id}, offset=0) 从头逐段读取完整输出"}
+    items = list(value.items())
+    at = next((i + 1 for i, (k, _) in enumerate(items) if k == "status"), 0)
+    return json.dumps(dict(items[:at] + [("more", more)] + items[at:]), ensure_ascii=False)

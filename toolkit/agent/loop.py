@@ -33,6 +33,8 @@ import json
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
+from ..approval import Approve, PendingCall, decide, denied_result
+from ..clearing import ClearPolicy, context_chars, with_read_more
 from ..clock import get_clock
 from ..decisions import evaluate_tool_result
 from ..executor import ToolExecutor
@@ -46,7 +48,7 @@ from ..wire import ToolCall, parse_tool_call
 from .record import AgentRun
 from .sync import run_sync
 
-__all__ = ["SYSTEM_PROMPT", "run_agent", "task_context_for", "FormatMessage", "Evaluate", "Check"]
+__all__ = ["SYSTEM_PROMPT", "run_agent", "resume", "task_context_for", "FormatMessage", "Evaluate", "Check"]
 
 SYSTEM_PROMPT = """你是一个资料分析助手，回答问题要有工具给出的证据。
 1. 需要具体数字、统计、天气或航班等事实时，先调用提供的工具，不要凭记忆或猜测给出数字。
@@ -89,7 +91,8 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
               registry: ToolRegistry | None = None, executor: ToolExecutor | None = None,
               max_turns: int = 6, task_context: TaskContext | bool | str = "auto",
               system_prompt: str = SYSTEM_PROMPT, format_message: FormatMessage | None = None,
-              evaluate: Evaluate | None = evaluate_tool_result, check: Check | None = None) -> AgentRun:
+              evaluate: Evaluate | None = evaluate_tool_result, check: Check | None = None,
+              approve: Approve = None, clear: ClearPolicy | None = None) -> AgentRun:
     """Answer `question` with the model and the registry's tools; returns an AgentRun.
 
     client/model: an openai.OpenAI client and the model name; with client None both
@@ -100,6 +103,13 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
     max_turns: the most model calls before stopping with stopped="max_turns".
     task_context: see `task_context_for`; the context advances one step per
     successful tool result and is put before every tool message.
+    approve: who says yes to a tool registered with needs_approval (toolkit.approval):
+    a function, True/False for scripts and CI, or None to pause the run
+    (stopped="needs_approval"; `resume(run, approved)` goes on). clear: a
+    toolkit.clearing.ClearPolicy applied to what the model is sent before every
+    model call (run.messages keeps everything; each model step of the transcript
+    records "context_chars", the size sent). With a tool named read_more in the
+    registry, a cut result's message carries its handle ("more": result id).
     format_message / evaluate / check: the plug-in points (module doc), each
     sync or async: format_message None is format_tool_message (a plug-in's
     message is checked: only role, tool_call_id and content pass, its content
@@ -130,7 +140,22 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
     loop = _Loop(question.strip(), client, model, registry, executor,
                  task_context_for(question, task_context), system_prompt)
     loop.format_message, loop.evaluate, loop.check = format_message, evaluate, check
+    loop.approve, loop.clear = approve, clear
     return loop.run(max_turns)
+
+
+def resume(run: AgentRun, approved: bool, reason: str = "") -> AgentRun:
+    """Go on with a run that stopped for approval: its pending call runs (approved) or is denied with `reason`,
+    then the loop continues where it stopped, up to its max_turns. Returns the same AgentRun, updated.
+    Raises ValueError when the run is not waiting for approval."""
+    if run.stopped != "needs_approval" or run.paused is None or run.pending is None:
+        raise ValueError(f"这次运行没有在等待审批（stopped={run.stopped!r}），没有可以继续的调用")
+    if not isinstance(approved, bool):
+        raise ValueError(f"approved 应是 True（批准）或 False（拒绝），收到 {approved!r}")
+    loop, turn, calls = run.paused
+    loop.given[run.pending.call_id] = (approved, reason or ("" if approved else "审批人拒绝"))
+    run.paused = run.pending = None
+    return loop.run(loop.max_turns, first_turn=turn, leftover=calls)
 
 
 def _client_and_model(client: Any, model: str | None) -> tuple[Any, str]:
@@ -152,6 +177,10 @@ def _default_registry() -> ToolRegistry:
 
 class _EmptyReply(Exception):
     """The model answered with neither text nor tool calls (args[0] says how)."""
+
+
+class _Paused(Exception):
+    """A call waits for a person's yes: (turn, the calls of that turn still to run, the PendingCall)."""
 
 
 def _call(plugin: Callable[..., Any], *args: Any) -> Any:
@@ -182,6 +211,8 @@ class _Loop:
     format_message: FormatMessage | None = None
     evaluate: Evaluate | None = None
     check: Check | None = None
+    approve: Approve = None
+    clear: ClearPolicy | None = None
 
     def __init__(self, question: str, client: Any, model: str, registry: ToolRegistry,
                  executor: ToolExecutor, ctx: TaskContext | None, system_prompt: str) -> None:
@@ -191,21 +222,27 @@ class _Loop:
         self.run_record.messages = [{"role": "system", "content": system_prompt},
                                     {"role": "user", "content": question}]
         self.seen: dict[tuple[str, str], tuple[int, ToolResult | None]] = {}
+        self.given: dict[str, tuple[bool, str]] = {}  # call id -> a person's decision (resume)
+        self.max_turns = 0
 
-    def run(self, max_turns: int) -> AgentRun:
+    def run(self, max_turns: int, first_turn: int = 1, leftover: Sequence[ToolCall] = ()) -> AgentRun:
         import openai  # lazy, as everywhere in the toolkit: `import toolkit.agent` stays light
 
         from ..llm.errors import BadModelReply, describe_model_error
 
-        record, start = self.run_record, self.clock.now()
+        record, start, self.max_turns = self.run_record, self.clock.now(), max_turns
+        record.stopped = "error"
         try:
-            for turn in range(1, max_turns + 1):
+            if leftover:  # the calls of the turn a pause interrupted
+                self._run_tools(first_turn, leftover)
+                first_turn += 1
+            for turn in range(first_turn, max_turns + 1):
                 record.turns = turn
                 reply = self._ask_model(turn)
                 if not reply.tool_calls:
                     self._finish_with_text(reply)
                     break
-                self._run_tools(turn, reply.tool_calls)
+                self._run_tools(turn, [parse_tool_call(c) for c in reply.tool_calls])
             else:
                 record.stopped = "max_turns"
                 record.answer = (f"已达到最多 {max_turns} 轮模型调用，模型仍在请求工具，没有得到最终回答；"
@@ -219,7 +256,13 @@ class _Loop:
         except _EmptyReply as exc:
             record.stopped, record.error = "error", exc.args[0]
             record.answer = f"模型没有返回文本回答（{exc.args[0]}），请重试或换个问法。"
-        record.duration_ms = (self.clock.now() - start) * 1000.0
+        except _Paused as paused:
+            turn, calls, pending = paused.args
+            record.stopped, record.pending, record.paused = "needs_approval", pending, (self, turn, calls)
+            record.answer = f"等待审批：{pending.describe()}。用 resume(run, True) 批准，resume(run, False, 理由) 拒绝。"
+            record.duration_ms += (self.clock.now() - start) * 1000.0
+            return record
+        record.duration_ms += (self.clock.now() - start) * 1000.0
         if record.ok and self.check is not None:
             self._check()
         return record
@@ -237,9 +280,12 @@ class _Loop:
         from ..llm.reply import read_reply
 
         began = self.clock.now()
+        sent = self.run_record.messages
+        if self.clear is not None:
+            sent = self.clear.apply(sent).messages
         try:
             response = self.client.chat.completions.create(
-                model=self.model, messages=self.run_record.messages,
+                model=self.model, messages=sent,
                 tools=self.registry.openai_tools(), tool_choice="auto")
         except openai.APIError:
             raise
@@ -256,6 +302,7 @@ class _Loop:
                            for c in reply.tool_calls],
             "finish_reason": reply.finish_reason,
             "duration_ms": (self.clock.now() - began) * 1000.0,
+            "context_chars": context_chars(sent),
         })
         return reply
 
@@ -264,11 +311,38 @@ class _Loop:
             raise _EmptyReply(f"finish_reason={reply.finish_reason}")
         self.run_record.stopped, self.run_record.answer = "answered", redact(reply.content.strip())
 
-    def _run_tools(self, turn: int, tool_calls: Sequence[dict]) -> None:
-        """Run a reply's tool calls (repeats refused) and append one tool message per call, in order.
+    def _run_tools(self, turn: int, calls: Sequence[ToolCall]) -> None:
+        """Run a reply's tool calls (each read once, by the caller) in order, a call to a tool that needs
+        approval only once a person (or the `approve` setting) said yes; raises _Paused, with the calls still
+        to run, when nobody has."""
+        for i, call in enumerate(calls):
+            tool = self.registry.get(call.name) if call.name else None
+            if tool is None or not tool.needs_approval:
+                continue
+            if i:
+                self._run_batch(turn, calls[:i])
+            pending = PendingCall(call.id or "", call.name, call.parsed if call.parse_error is None else call.arguments,
+                                  self._why())
+            approved, reason = self.given.pop(pending.call_id, None) or decide(self.approve, pending)
+            if approved is None:
+                raise _Paused(turn, list(calls[i:]), pending)
+            if approved:
+                self._run_batch(turn, [call])
+            else:
+                self._append_tool_message(turn, call, denied_result(pending, reason, self.clock.now()))
+            self._run_tools(turn, calls[i + 1:])
+            return
+        if calls:
+            self._run_batch(turn, calls)
 
-        Each call is read once here; the ToolCalls (arguments decoded) go on to the executor."""
-        calls = [parse_tool_call(c) for c in tool_calls]
+    def _why(self) -> str:
+        """The text of the model's last message (what it said before its tool calls), for the person deciding."""
+        last = self.run_record.messages[-1] if self.run_record.messages else {}
+        return safe_str(last.get("content") or "", 300) if last.get("role") == "assistant" else ""
+
+    def _run_batch(self, turn: int, calls: Sequence[ToolCall]) -> None:
+        """Run tool calls (repeats refused) and append one tool message per call, in order; the ToolCalls
+        (arguments decoded once, where the reply was read) go on to the executor."""
         first = len(self.run_record.tool_results) + 1
         keys = [(c.name, _canonical_arguments(c)) for c in calls]
         results: list[ToolResult | None] = [self._repeat_of(key, first + i, call)
@@ -333,6 +407,8 @@ class _Loop:
         if self.ctx is not None and result.ok:
             self.ctx.advance()
         message, result = self._message(call.id or "", result, decision)
+        if result.truncated and result.result_id is not None and "read_more" in self.registry:
+            message = {**message, "content": with_read_more(message["content"], result)}
         content = message["content"]
         if self.ctx is not None:  # the [TASK_CONTEXT] block goes first; the transcript keeps the context itself
             message = {**message, "content": with_task_context(content, self.ctx)}
