@@ -283,6 +283,7 @@ class _Loop:
         sent = self.run_record.messages
         if self.clear is not None:
             sent = self.clear.apply(sent).messages
+        size = context_chars(sent)  # before the reply joins the conversation
         try:
             response = self.client.chat.completions.create(
                 model=self.model, messages=sent,
@@ -302,7 +303,7 @@ class _Loop:
                            for c in reply.tool_calls],
             "finish_reason": reply.finish_reason,
             "duration_ms": (self.clock.now() - began) * 1000.0,
-            "context_chars": context_chars(sent),
+            "context_chars": size,
         })
         return reply
 
