@@ -74,3 +74,10 @@ def test_other_tools_and_refused_calls_do_not_count():
 def test_a_bad_limit_is_a_value_error(bad):
     with pytest.raises(ValueError, match="max_tool_failures"):
         run_agent(QUESTION, max_tool_failures=bad)
+
+
+def test_the_command_line_notes_the_limit_in_one_line():
+    from toolkit.agent.cli import mistake_notes
+    run, _ = _run([])
+    [note] = mistake_notes(run)
+    assert note.startswith("注意：工具 get_weather 连续失败后") and "不再执行" in note
