@@ -13,7 +13,8 @@ from toolkit.check import get_exercise, run_checks
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTER = ROOT / "notebooks" / "06_executor.ipynb"
-RETRY = {"fatal_not_retried", "sync_tool_runs_once", "transient_retried", "max_retries_are_retries", "waits_jittered"}
+RETRY = {"fatal_not_retried", "sync_tool_runs_once", "transient_retried", "max_retries_are_retries", "waits_jittered",
+         "error_envelope_is_an_error"}
 BUDGET = {"data_within_budget", "long_list_stays_a_list", "full_output_kept"}
 RECORDS = {"history_records_each_call", "history_bounded", "summary_counts_all_calls"}
 
@@ -65,14 +66,16 @@ def _mutant(old: str, new: str) -> type:
 @pytest.mark.parametrize("old, new, fails", [
     ("clock.random.uniform(0, 2 ** (attempt - 1))", "2 ** (attempt - 1)", {"waits_jittered"}),
     ("range(1, self.max_retries + 2)", "range(1, self.max_retries + 1)", {"max_retries_are_retries"}),
-    ("if info.retryable and attempt", "if attempt", {"fatal_not_retried", "summary_counts_all_calls"}),
+    ("if info.retryable and attempt", "if attempt",
+     {"fatal_not_retried", "error_envelope_is_an_error", "summary_counts_all_calls"}),
     ("if inspect.isawaitable(value):", "if True:", {"sync_tool_runs_once"}),
+    ("info = error_from_envelope(value)", "info = None", {"error_envelope_is_an_error"}),
     ("artifact=result.data)", "artifact=data)", {"full_output_kept"}),
     ("deque(maxlen=history_limit)", "[]", {"history_bounded"}),
     ("shrink_json(result.data, self.result_max_chars)", "str(result.data)[:self.result_max_chars]",
      BUDGET),  # even the short list comes back as text, so it counts as cut
-], ids=["no_jitter", "max_retries_as_total", "retries_everything", "awaits_a_sync_result", "artifact_is_the_cut",
-        "unbounded_history", "cuts_the_text"])
+], ids=["no_jitter", "max_retries_as_total", "retries_everything", "awaits_a_sync_result", "envelope_as_success",
+        "artifact_is_the_cut", "unbounded_history", "cuts_the_text"])
 def test_a_slip_in_the_chapters_class_fails_the_check_named_for_it(old, new, fails):
     assert failed(_mutant(old, new)) == fails
 

@@ -1,7 +1,7 @@
 """Chapter 06's own checks: the student's executor class (MyExecutor), step by step.
 
 Retry (step 1): only failures that heal are retried, a sync tool runs once, max_retries counts retries,
-waits are jittered on the simulated clock. Budget (step 2): `data` is a JSON value within
+waits are jittered on the simulated clock, an error envelope returned by a tool is a failure. Budget (step 2): `data` is a JSON value within
 result_max_chars, a long list stays a list of whole records, the full output is kept in `artifact`.
 Records (step 3): `call_history` keeps each call up to `history_limit`, `get_summary()` counts all calls.
 The original course's executor passes two of them (a transient failure is retried; each call is recorded).
@@ -25,6 +25,11 @@ def orders() -> list[dict]:
     from ..tools import data_dir
 
     return json.loads((data_dir() / "orders.json").read_text(encoding="utf-8"))["orders"]
+
+
+def _said(value: Any) -> str:
+    """A value for a reason: None as None (describe() adds a hint about a forgotten return)."""
+    return "None" if value is None else describe(value)
 
 
 async def _field(obj: Any, name: str) -> Any:
@@ -77,21 +82,21 @@ def check_fatal(p: Any) -> None:
         raise Fail(f"PermissionError 重试多少次都一样：工具应只调用 1 次，实际 {out['calls']} 次，"
                    f"白等了 {sum(out['waits']):g} 秒")
     if out["error"] in (None, _MISSING):
-        raise Fail(f"权限错误应是一条错误结果（error 写明原因），得到 error={describe(out['error'])}")
+        raise Fail(f"权限错误应是一条错误结果（error 写明原因），得到 error={_said(out['error'])}")
 
 
 def check_sync(p: Any) -> None:
     out = _one(p, {"plan": ["ok"], "sync": True, "result": {"total_sales": 9692}, "name": "analyze_sales_csv"})
     if out["calls"] != 1 or out["error"] is not None:
         raise Fail(f"同步工具（普通函数）第一次就成功了，应只执行 1 次、没有错误；实际执行 {out['calls']} 次，"
-                   f"error={describe(out['error'])}。普通函数的返回值不能 await：先看 inspect.isawaitable(value)")
+                   f"error={_said(out['error'])}。普通函数的返回值不能 await：先看 inspect.isawaitable(value)")
 
 
 def check_transient(p: Any) -> None:
     out = _one(p, {"plan": ["timeout", "timeout", "ok"]}, max_retries=3)
     if out["calls"] != 3 or out["error"] is not None:
         raise Fail(f"超时会自己好：两次超时之后第三次成功，应调用 3 次、没有错误；实际 {out['calls']} 次，"
-                   f"error={describe(out['error'])}")
+                   f"error={_said(out['error'])}")
     if not out["waits"]:
         raise Fail("重试之前没有在模拟时钟上等待：用 await get_clock().sleep(秒数)")
     if p.sleeps:
@@ -113,6 +118,21 @@ def check_jitter(p: Any) -> None:
     if len(set(first)) == 1:
         raise Fail(f"五个客户端第一次重试前都等了 {first[0]:g} 秒：它们会在同一时刻一起砸回服务上（惊群）。"
                    "等待时间要带随机抖动，例如 get_clock().random.uniform(0, 上限)")
+
+
+NOT_FOUND = {"status": "error", "error": {"code": "FILE_NOT_FOUND", "message": "找不到文件 sales_2027.csv"}}
+BUSY = {"status": "error", "error": {"code": "UNAVAILABLE", "message": "服务暂时不可用"}, "retryable": True}
+
+
+def check_envelope(p: Any) -> None:
+    out = _one(p, {"plan": [NOT_FOUND, "ok"], "name": "analyze_sales_csv"}, max_retries=3)
+    if out["error"] in (None, _MISSING) or out["calls"] != 1:
+        raise Fail(f"工具返回了错误信封（status 为 error，代码 FILE_NOT_FOUND）：这是一次失败，不可重试，应只调用 1 次"
+                   f"并返回错误结果；实际调用 {out['calls']} 次，error={_said(out['error'])}")
+    out = _one(p, {"plan": [BUSY, "ok"], "name": "analyze_sales_csv"}, max_retries=3)
+    if out["calls"] != 2 or out["error"] is not None:
+        raise Fail(f"错误信封写明 \"retryable\": true 时照常重试：应调用 2 次后成功，实际 {out['calls']} 次，"
+                   f"error={_said(out['error'])}")
 
 
 def _long(p: Any, max_chars: int = 2000) -> dict:
@@ -148,12 +168,12 @@ def check_list(p: Any) -> None:
 def check_artifact(p: Any) -> None:
     out = _long(p)
     if out["artifact"] != orders():
-        raise Fail(f"完整的 200 条订单应留在 result.artifact（给程序用，不进模型上下文），得到 {describe(out['artifact'])}")
+        raise Fail(f"完整的 200 条订单应留在 result.artifact（给程序用，不进模型上下文），得到 {_said(out['artifact'])}")
     if out["truncated"] is not True:
-        raise Fail(f"data 被缩短了，result.truncated 应为 True，得到 {describe(out['truncated'])}")
+        raise Fail(f"data 被缩短了，result.truncated 应为 True，得到 {_said(out['truncated'])}")
     short = _one(p, {"plan": ["ok"], "result": orders()[:3]}, result_max_chars=2000)
     if short["truncated"] is not False:
-        raise Fail(f"没超预算时 result.truncated 应为 False，得到 {describe(short['truncated'])}")
+        raise Fail(f"没超预算时 result.truncated 应为 False，得到 {_said(short['truncated'])}")
 
 
 NAMES = ["get_weather", "search_orders", "analyze_sales_csv", "read_finance", "get_weather", "search_orders",
@@ -205,6 +225,8 @@ EXERCISE = Exercise("ch06", "06_executor", "第 06 章：自己的执行器 MyEx
           "for attempt in range(1, max_retries + 2)", check_max_retries),
     Check("waits_jittered", "等待带随机抖动：五个客户端不在同一时刻重试（原课程的 bug 2）",
           "get_clock().random.uniform(0, 2 ** (attempt - 1))", check_jitter),
+    Check("error_envelope_is_an_error", "返回值里的错误信封是失败（写明 retryable 时才重试）",
+          "第 01 章的 error_from_envelope(value) 认出 {\"status\": \"error\", …}", check_envelope),
     Check("data_within_budget", "data 是 JSON 值，长度不超过 result_max_chars", "用第 02 章的 shrink_json(value, max_chars)",
           check_budget),
     Check("long_list_stays_a_list", "长列表缩短后仍是列表，记录完整（原课程的 bug 3）",
