@@ -73,11 +73,12 @@ PIECES = {
     "03": (r"^(async )?def call_tool_with_retry\(", r"\bretry=", r"from toolkit import .*\bcall_tool_with_retry\b"),
     "04": (r"^def format_tool_message\(", r"\bformat_message=", r"from toolkit import .*\bformat_tool_message\b"),
     "05": (r"^def evaluate_tool_result\(", r"\bevaluate=", r"from toolkit import .*\bevaluate_tool_result\b"),
+    "06": (r"^class MyExecutor\b", r"\bexecutor=", r"from toolkit import .*\bToolExecutor\b"),
     "07": (r"^async def run_my_agent\(", r"\bexecutor=ToolExecutor\(", r"from toolkit\.agent import .*\brun_agent\b"),
 }
 QUESTION = re.compile(r"\*\*想一想 (\d+)：\*\*")
 SOURCE_LINK = re.compile(r"\[([^\]]*)\]\(\.\./(toolkit/[^)#\s]+\.py)(?:#L(\d+)(?:-L(\d+))?)?\)")
-PICTURES = {"04": "```mermaid", "05": "```mermaid", "07": "```mermaid"}
+PICTURES = {"04": "```mermaid", "05": "```mermaid", "06": "```mermaid", "07": "```mermaid"}
 STUDENT_NOTEBOOKS = sorted([*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "exercises").glob("*.ipynb"),
                             *(ROOT / "solutions").glob("*.ipynb")])
 
