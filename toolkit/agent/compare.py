@@ -38,7 +38,8 @@ class TaskContextComparison:
 
 
 def all_steps_done(run: AgentRun) -> bool:
-    """The default verdict: the run answered and made at least one successful call per step of its question."""
+    """The default verdict: the run answered, and the different tools it called successfully are at least as
+    many as its question has steps (toolkit.task_context.split_steps)."""
     steps = split_steps(run.question) or [run.question]
     called = {result.name for result in run.tool_results if result.ok}
     return run.ok and len(called) >= len(steps)
@@ -47,7 +48,7 @@ def all_steps_done(run: AgentRun) -> bool:
 def compare_task_context(question: str, *, runs: int = 3, done: Callable[[AgentRun], bool] = all_steps_done,
                          settings: Any = None, **run_kwargs: Any) -> TaskContextComparison:
     """Run `question` `runs` times without the task context and `runs` times with it, against the configured
-    model, counting the runs `done` accepts (default: every step got a successful tool call).
+    model, counting the runs `done` accepts (default `all_steps_done`).
 
     settings: a toolkit.llm.Settings (default: `load_settings()`, from .env and the environment). Offline
     settings run nothing and return a comparison whose str says, in one line, that it was skipped.
