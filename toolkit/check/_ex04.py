@@ -183,7 +183,7 @@ EXERCISE = Exercise("04", "04_tool_messages", "一轮并行调用的全部回复
           "return [{'role': 'user', 'content': [块, 块, …]}]", check_anthropic),
     Check("missing_is_error", "没有结果的调用也有回复：一条 status 为 error 的消息",
           "results 里找不到这个 id 时，用一个失败的 ToolResult 代替", check_missing),
-    Check("errors_marked", "失败和部分成功的结果保留 status 和 error_type", "每条回复都用第 04 章的 format_tool_message 生成",
+    Check("errors_marked", "失败和部分成功的结果保留 status 和 error_type", "每条回复都用 toolkit 的 format_tool_message 生成",
           check_errors_marked),
     Check("edge_arguments", "没有调用时返回 []；未知 fmt 抛出 ValueError", "先检查 fmt，再处理调用", check_arguments),
     Check("random_turns", "随机的 40 轮：调用数、完成顺序、缺结果的调用都随机，每条回复都对得上（hypothesis）",
