@@ -9,7 +9,7 @@ without a result still gets a reply, an error; Anthropic wants all the tool_resu
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Sequence
 
 from ..results import ToolResult
 from ._ch04 import content_of, raises_value_error
@@ -37,7 +37,7 @@ def raw_call(fmt: str, i: int, name: str, arguments: dict) -> tuple[dict, str]:
     return {"id": f"call_{i}d", "type": "function", "function": {"name": name, "arguments": text}}, f"call_{i}d"
 
 
-def turn(fmt: str, results: list[ToolResult | None], order: list[int] | None = None) -> tuple[list, dict, list]:
+def turn(fmt: str, results: Sequence[ToolResult | None], order: list[int] | None = None) -> tuple[list, dict, list]:
     """(the calls, the results keyed by id in `order` — the order they finished —, the ids in call order)."""
     calls, ids = [], []
     for i, result in enumerate(results):
@@ -66,7 +66,7 @@ ID_KEY = {"openai_chat": "tool_call_id", "openai_responses": "call_id", "anthrop
 BODY = {"openai_chat": "content", "openai_responses": "output", "anthropic": "content"}
 
 
-def answered(fmt: str, got: list, ids: list, results: list[ToolResult | None]) -> None:
+def answered(fmt: str, got: list, ids: list, results: Sequence[ToolResult | None]) -> None:
     """Each reply answers its call's id, in the calls' order, with its own result (or an error for none)."""
     if len(got) != len(ids):
         raise Fail(f"{fmt}：{len(ids)} 个调用应有 {len(ids)} 条回复，得到 {len(got)} 条（每个调用都要有回复，哪怕是错误）")
