@@ -382,3 +382,57 @@ def test_a_machine_with_a_system_cjk_font_keeps_it_and_never_downloads_the_cours
             assert "文件" not in page.locator(".lm-MenuBar-itemLabel").all_inner_texts()
         finally:
             browser.close()
+
+
+# --- chapter 04's pictures ---------------------------------------------------------------------------------
+
+CHAPTER_04 = "04_tool_messages.ipynb"
+SHOW_DIAGRAMS = """async () => {
+  const notebook = window.jupyterapp.shell.currentWidget.content;
+  for (let i = 0; i < notebook.model.cells.length; i++) {
+    const cell = notebook.model.cells.get(i);
+    if (cell.type === 'markdown' && cell.sharedModel.getSource().includes('```mermaid')) {
+      await notebook.scrollToItem(i, 'start');
+    }
+  }
+}"""
+MERMAID_FIGURES = """() => [...document.querySelectorAll('.jp-RenderedMermaid')].map((el) => {
+  const img = el.querySelector('figure img');
+  const src = img ? img.getAttribute('src') || '' : '';
+  return {warning: el.classList.contains('jp-mod-warning'), error: el.innerText.slice(0, 300),
+          svg: decodeURIComponent(src.replace(/^data:image\\/svg\\+xml,/, '')),
+          width: img ? img.naturalWidth : 0};
+})"""
+
+
+def test_chapter_04_draws_the_message_sequence_in_the_three_wire_formats_as_svg(tmp_path):
+    """The ```mermaid blocks of chapter 04 render in JupyterLab as SVG pictures, not as code or a syntax error."""
+    source = (ROOT / "notebooks" / CHAPTER_04).read_text(encoding="utf-8")
+    blocks = sum("".join(c["source"]).count("```mermaid") for c in json.loads(source)["cells"]
+                 if c["cell_type"] == "markdown")
+    assert blocks >= 2
+    with running_lab(tmp_path, {f"notebooks/{CHAPTER_04}": ROOT / "notebooks" / CHAPTER_04}) as (base, token):
+        with playwright_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.goto(f"{base}/lab/tree/notebooks/{CHAPTER_04}?reset&token={token}")
+                page.locator(".jp-RenderedMarkdown h1").first.wait_for(timeout=90_000)
+                page.evaluate(SHOW_DIAGRAMS)
+                page.wait_for_function("(n) => document.querySelectorAll('.jp-RenderedMermaid figure img, "
+                                       ".jp-RenderedMermaid.jp-mod-warning').length >= n", arg=blocks, timeout=60_000)
+                page.wait_for_function("() => [...document.querySelectorAll('.jp-RenderedMermaid figure img')]"
+                                       ".every((img) => img.complete && img.naturalWidth > 0)", timeout=30_000)
+                page.locator(".jp-RenderedMermaid").last.scroll_into_view_if_needed()
+                page.screenshot(path=str(tmp_path / "04_wire_formats.png"), full_page=False)
+                figures = page.evaluate(MERMAID_FIGURES)
+            finally:
+                browser.close()
+    assert len(figures) == blocks, figures
+    for figure in figures:
+        assert not figure["warning"], f"a mermaid block did not parse: {figure['error']}"
+        assert figure["svg"].lstrip().startswith("<?xml") or "<svg" in figure["svg"][:400], figure["svg"][:200]
+        assert figure["width"] > 0 and "call_1" in figure["svg"]
+    sequence, formats = figures[0]["svg"], figures[-1]["svg"]
+    assert "call_2" in sequence
+    assert all(name in formats for name in ("Chat Completions", "Responses", "Anthropic", "fc_1", "toolu_1"))

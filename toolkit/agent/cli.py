@@ -87,6 +87,9 @@ def mistake_notes(run: AgentRun) -> list[str]:
     if by_code.get(ErrorCode.REPEATED_CALL):
         notes.append(f"注意：模型用同样的参数重复调用同一个工具（{len(by_code[ErrorCode.REPEATED_CALL])} 次）；"
                      "工具包拦下了重复调用，没有再执行。")
+    if by_code.get(ErrorCode.TOOL_FAILURE_LIMIT):
+        names = "、".join(dict.fromkeys(safe_str(r.name, 40) for r in by_code[ErrorCode.TOOL_FAILURE_LIMIT]))
+        notes.append(f"注意：工具 {names} 连续失败后模型仍在换着参数调用它；工具包不再执行，告诉模型别再试。")
     return notes
 
 

@@ -10,6 +10,11 @@ configured in .env), always through the openai SDK. Tool failures, unknown tools
 bad arguments and repeated calls reach the model as error tool messages, never as
 exceptions; a reply that is not a chat completion stops the run with an error reason.
 
+Two guards refuse a call without running it (the model gets an error message saying
+why): the same tool with the same arguments again (REPEATED_CALL), and a tool that
+already failed `max_tool_failures` times in a row, whatever its arguments
+(TOOL_FAILURE_LIMIT: a model that keeps rewording its arguments after the same 500).
+
 Each tool call is read once (`parse_tool_call`, its arguments decoded once)
 and the ToolCall travels on to the executor. Each result is evaluated before
 its message is formatted (`evaluate_tool_result` by default): the decision is
@@ -89,7 +94,8 @@ def task_context_for(question: str, task_context: TaskContext | bool | str = "au
 
 def run_agent(question: str, *, client: Any = None, model: str | None = None,
               registry: ToolRegistry | None = None, executor: ToolExecutor | None = None,
-              max_turns: int = 6, task_context: TaskContext | bool | str = "auto",
+              max_turns: int = 6, max_tool_failures: int | None = 3,
+              task_context: TaskContext | bool | str = "auto",
               system_prompt: str = SYSTEM_PROMPT, format_message: FormatMessage | None = None,
               evaluate: Evaluate | None = evaluate_tool_result, check: Check | None = None,
               approve: Approve = None, clear: ClearPolicy | None = None) -> AgentRun:
@@ -101,6 +107,10 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
     `toolkit.tools.default_registry()`, or the executor's own registry when it has
     tools); executor: runs them (default a ToolExecutor over the registry).
     max_turns: the most model calls before stopping with stopped="max_turns".
+    max_tool_failures: after this many failed runs of one tool in a row (any
+    arguments; a success resets the count), further calls of that tool are not
+    run: the model reads a TOOL_FAILURE_LIMIT error telling it to stop and report.
+    None: no limit.
     task_context: see `task_context_for`; the context advances one step per
     successful tool result and is put before every tool message.
     approve: who says yes to a tool registered with needs_approval (toolkit.approval):
@@ -123,13 +133,16 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
     (any exception, GeneratorExit, a CancelledError it made itself).
     KeyboardInterrupt cancels the running tools and propagates; so do SystemExit
     and a cancellation from outside.
-    Raises ValueError for an empty question, max_turns < 1, a client without a
-    model, and toolkit.llm.ConfigError (a ValueError) for a bad .env.
+    Raises ValueError for an empty question, max_turns < 1, max_tool_failures
+    < 1, a client without a model, and toolkit.llm.ConfigError (a ValueError) for a bad .env.
     """
     if not isinstance(question, str) or not question.strip():
         raise ValueError(f"question must be a non-empty string, got {question!r}")
     if not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1:
         raise ValueError(f"max_turns must be an int >= 1, got {max_turns!r}")
+    if max_tool_failures is not None and (not isinstance(max_tool_failures, int)
+                                          or isinstance(max_tool_failures, bool) or max_tool_failures < 1):
+        raise ValueError(f"max_tool_failures must be an int >= 1 or None, got {max_tool_failures!r}")
     for name, fn in (("format_message", format_message), ("evaluate", evaluate), ("check", check)):
         if fn is not None and not callable(fn):
             raise ValueError(f"{name} must be a function or None, got {type(fn).__name__}")
@@ -141,6 +154,7 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
                  task_context_for(question, task_context), system_prompt)
     loop.format_message, loop.evaluate, loop.check = format_message, evaluate, check
     loop.approve, loop.clear = approve, clear
+    loop.max_tool_failures = max_tool_failures
     return loop.run(max_turns)
 
 
@@ -213,6 +227,7 @@ class _Loop:
     check: Check | None = None
     approve: Approve = None
     clear: ClearPolicy | None = None
+    max_tool_failures: int | None = None
 
     def __init__(self, question: str, client: Any, model: str, registry: ToolRegistry,
                  executor: ToolExecutor, ctx: TaskContext | None, system_prompt: str) -> None:
@@ -224,6 +239,7 @@ class _Loop:
         self.seen: dict[tuple[str, str], tuple[int, ToolResult | None]] = {}
         self.given: dict[str, tuple[bool, str]] = {}  # call id -> a person's decision (resume)
         self.max_turns = 0
+        self.failures: dict[str, list[ToolResult]] = {}  # tool name -> its failed runs since its last success
 
     def run(self, max_turns: int, first_turn: int = 1, leftover: Sequence[ToolCall] = ()) -> AgentRun:
         import openai  # lazy, as everywhere in the toolkit: `import toolkit.agent` stays light
@@ -346,16 +362,32 @@ class _Loop:
         (arguments decoded once, where the reply was read) go on to the executor."""
         first = len(self.run_record.tool_results) + 1
         keys = [(c.name, _canonical_arguments(c)) for c in calls]
-        results: list[ToolResult | None] = [self._repeat_of(key, first + i, call)
+        results: list[ToolResult | None] = [self._over_limit(call) or self._repeat_of(key, first + i, call)
                                             for i, (key, call) in enumerate(zip(keys, calls))]
         fresh = [i for i, r in enumerate(results) if r is None]
         ran = run_sync(self.executor.run_tool_calls([calls[i] for i in fresh], self.registry))
         for i, result in zip(fresh, ran):
             results[i] = result
             self.seen[keys[i]] = (first + i, result)
+            if result.attempts:  # the tool ran: a failure counts, a success resets
+                failed = self.failures.setdefault(result.name, [])
+                failed[:] = [*failed, result] if result.status == "error" else []
         for call, result in zip(calls, results):
             assert result is not None
             self._append_tool_message(turn, call, result)
+
+    def _over_limit(self, call: ToolCall) -> ToolResult | None:
+        """A refusal when the call's tool already failed max_tool_failures times in a row, else None."""
+        failed = self.failures.get(call.name or "", [])
+        if self.max_tool_failures is None or len(failed) < self.max_tool_failures:
+            return None
+        last = failed[-1]
+        return ToolResult(call.name or "(unknown)", None,
+                          f"工具 {call.name} 已经连续失败 {len(failed)} 次（换了参数也一样，最后一次是 "
+                          f"{last.error_code or '错误'}），这次不再调用它；请不要再试这个工具，"
+                          "直接告诉用户这一步失败了以及原因",
+                          error_type=FATAL, error_code=ErrorCode.TOOL_FAILURE_LIMIT, attempts=0, truncated=False,
+                          call_id=call.id, started_at=self.clock.now(), args_summary=safe_str(call.arguments, 200))
 
     def _repeat_of(self, key: tuple[str, str], index: int, call: ToolCall) -> ToolResult | None:
         """A refusal when `key` was called before (and did not fail transiently), else None."""

@@ -1,169 +1,191 @@
-"""Exercise 04: format_for_model — the Chat Completions and the Anthropic form of a tool message."""
+"""Exercise 04: format_tool_turn — the replies to one turn of parallel tool calls, ids matched, errors marked.
+
+Chapter 04 builds the message for one result. A model may ask for several tools in one turn; the program runs
+them in parallel, so the results come back keyed by call id in the order they finished. The exercise writes
+`format_tool_turn(tool_calls, results, fmt="openai_chat") -> list[dict]`: one reply per call, in the calls'
+order, each answering its own call's id (for the Responses API the `call_id`, not the item's `id`); a call
+without a result still gets a reply, an error; Anthropic wants all the tool_result blocks in one user message.
+"""
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import json
-from typing import Any
+from typing import Any, Sequence
 
 from ..results import ToolResult
-from ._core import Check, Exercise, Fail, Raised
+from ._ch04 import content_of, raises_value_error
+from ._core import Check, Exercise, Fail, expect
 from ._plain import describe
 from ._props import property_check
 
-OK = ToolResult("analyze_sales_csv", {"highest_category": "显示器", "total_sales": 9692}, duration_ms=12.34)
-FATAL = ToolResult("analyze_sales_csv", None, "找不到 sales.csv", error_type="fatal", error_code="FILE_NOT_FOUND")
-RETRY = ToolResult("get_weather", None, "请求超时，可以稍后重试", error_type="retryable", error_code="TIMEOUT", attempts=4)
-PARTIAL = ToolResult("get_weather", {"上海": "晴"}, "部分结果缺失：北京", error_type="partial", missing="北京")
+WEATHER_SH = ToolResult("get_weather", {"city": "上海", "condition": "多云", "temp_c": 28}, duration_ms=40.0)
+WEATHER_BJ = ToolResult("get_weather", None, "请求超时，可以稍后重试", error_type="retryable", error_code="TIMEOUT",
+                        attempts=3)
+FLIGHTS = ToolResult("search_flights", {"flights": [{"no": "LAB1", "depart": "08:00"}]}, duration_ms=55.0)
+PARTIAL = ToolResult("get_weather", {"上海": "多云"}, "部分结果缺失：北京", error_type="partial", missing="北京")
+CALLS = (("get_weather", {"city": "上海"}), ("get_weather", {"city": "北京"}), ("search_flights",
+                                                                          {"origin": "北京", "destination": "上海"}))
 
 
-def _content(message: Any, key: str) -> dict:
-    if not isinstance(message, dict):
-        raise Fail(f"应该返回 dict，得到 {describe(message)}")
-    text = message.get(key)
-    if not isinstance(text, str):
-        raise Fail(f"{key} 必须是字符串（JSON 文本），得到 {describe(text)}")
-    try:
-        payload = json.loads(text)
-    except ValueError:
-        raise Fail(f"{key} 不是合法 JSON：{text[:60]!r}") from None
-    if not isinstance(payload, dict):
-        raise Fail(f"{key} 应是一个 JSON 对象，得到 {text[:60]!r}")
-    return payload
+def raw_call(fmt: str, i: int, name: str, arguments: dict) -> tuple[dict, str]:
+    """A model's tool call in `fmt` and the id its reply must answer."""
+    text = json.dumps(arguments, ensure_ascii=False)
+    if fmt == "openai_responses":
+        return ({"type": "function_call", "id": f"fc_{i}a", "call_id": f"call_{i}b", "name": name,
+                 "arguments": text}, f"call_{i}b")
+    if fmt == "anthropic":
+        return {"type": "tool_use", "id": f"toolu_{i}c", "name": name, "input": arguments}, f"toolu_{i}c"
+    return {"id": f"call_{i}d", "type": "function", "function": {"name": name, "arguments": text}}, f"call_{i}d"
+
+
+def turn(fmt: str, results: Sequence[ToolResult | None], order: list[int] | None = None) -> tuple[list, dict, list]:
+    """(the calls, the results keyed by id in `order` — the order they finished —, the ids in call order)."""
+    calls, ids = [], []
+    for i, result in enumerate(results):
+        name, arguments = CALLS[i % len(CALLS)] if result is None else (result.name, {"city": "上海"})
+        call, call_id = raw_call(fmt, i, name, arguments)
+        calls.append(call)
+        ids.append(call_id)
+    keyed = {ids[i]: results[i] for i in (order or range(len(results))) if results[i] is not None}
+    return calls, keyed, ids
+
+
+def replies(play: Any, fmt: str, calls: list, keyed: dict) -> list[dict]:
+    """The replies as one list of messages (Chat, Responses) or blocks (Anthropic's single user message)."""
+    out = expect(play(calls, keyed, fmt=fmt) if fmt != "openai_chat" else play(calls, keyed), list)
+    if fmt != "anthropic":
+        return out
+    if not out and calls:
+        raise Fail(f"anthropic：{len(calls)} 个调用应有 {len(calls)} 条回复，得到 0 条（每个调用都要有回复，哪怕是错误）")
+    if len(out) != 1 or not isinstance(out[0], dict) or out[0].get("role") != "user":
+        raise Fail(f"Anthropic 要求一轮的全部 tool_result 放进同一条 user 消息：应返回 [{{'role': 'user', 'content': "
+                   f"[块, 块, …]}}]，得到 {len(out)} 项：{str(out)[:100]}")
+    return expect(out[0].get("content"), list, "这条 user 消息的 content 应该是")
+
+
+ID_KEY = {"openai_chat": "tool_call_id", "openai_responses": "call_id", "anthropic": "tool_use_id"}
+BODY = {"openai_chat": "content", "openai_responses": "output", "anthropic": "content"}
+
+
+def answered(fmt: str, got: list, ids: list, results: Sequence[ToolResult | None]) -> None:
+    """Each reply answers its call's id, in the calls' order, with its own result (or an error for none)."""
+    if len(got) != len(ids):
+        raise Fail(f"{fmt}：{len(ids)} 个调用应有 {len(ids)} 条回复，得到 {len(got)} 条（每个调用都要有回复，哪怕是错误）")
+    for reply, call_id, result in zip(got, ids, results):
+        if not isinstance(reply, dict) or reply.get(ID_KEY[fmt]) != call_id:
+            raise Fail(f"{fmt}：第 {ids.index(call_id) + 1} 条回复的 {ID_KEY[fmt]} 应是 {call_id!r}（按调用的顺序），"
+                       f"得到 {reply.get(ID_KEY[fmt]) if isinstance(reply, dict) else describe(reply)}")
+        payload = content_of(reply, BODY[fmt])
+        if result is not None and payload.get("result") != result.data:
+            raise Fail(f"{fmt}：回复 {call_id} 带的是别的调用的结果 {str(payload.get('result'))[:60]}："
+                       "结果要按 id 对上，不能按完成的顺序")
+        want_status = "error" if result is None else result.status
+        if payload.get("status") != want_status:
+            why = "这个调用没有结果，应回复一条错误" if result is None else f"它的结果 status 是 {result.status}"
+            raise Fail(f"{fmt}：回复 {call_id} 的 status 是 {payload.get('status')!r}，{why}")
+        if fmt == "anthropic" and reply.get("is_error") is not (want_status == "error"):
+            raise Fail(f"anthropic：回复 {call_id} 的 is_error 应是 {want_status == 'error'}（status {want_status}），"
+                       f"得到 {reply.get('is_error')!r}")
 
 
 def check_chat(play: Any) -> None:
-    msg = play("analyze_sales_csv", "call_1", OK)
-    if not isinstance(msg, dict) or msg.get("role") != "tool" or msg.get("tool_call_id") != "call_1":
-        raise Fail(f"默认格式应是 {{'role': 'tool', 'tool_call_id': 'call_1', 'content': ...}}，得到 {str(msg)[:100]}")
-    payload = _content(msg, "content")
-    if payload.get("result") != OK.data:
-        raise Fail(f"content 里的 result 应是工具数据，得到 {payload.get('result')!r}")
+    results = [WEATHER_SH, FLIGHTS]
+    calls, keyed, ids = turn("openai_chat", results)
+    got = replies(play, "openai_chat", calls, keyed)
+    if any(not isinstance(m, dict) or m.get("role") != "tool" for m in got):
+        raise Fail(f"Chat Completions 的每条回复都是 role='tool' 的消息，得到 {str(got)[:100]}")
+    answered("openai_chat", got, ids, results)
+
+
+def check_order(play: Any) -> None:
+    results = [WEATHER_SH, WEATHER_BJ, FLIGHTS]
+    for order in ([2, 0, 1], [1, 2, 0]):  # the order the parallel calls finished in
+        calls, keyed, ids = turn("openai_chat", results, order)
+        answered("openai_chat", replies(play, "openai_chat", calls, keyed), ids, results)
+
+
+def check_responses(play: Any) -> None:
+    results = [WEATHER_SH, FLIGHTS]
+    calls, keyed, ids = turn("openai_responses", results, [1, 0])
+    got = replies(play, "openai_responses", calls, keyed)
+    if any(not isinstance(m, dict) or m.get("type") != "function_call_output" for m in got):
+        raise Fail(f"Responses 的每条回复都是 type='function_call_output' 的项，得到 {str(got)[:100]}")
+    answered("openai_responses", got, ids, results)
 
 
 def check_anthropic(play: Any) -> None:
-    msg = play("analyze_sales_csv", "toolu_01", OK, fmt="anthropic")
-    if not isinstance(msg, dict):
-        raise Fail(f"应该返回 dict，得到 {describe(msg)}")
-    want = {"type": "tool_result", "tool_use_id": "toolu_01"}
-    got = {k: msg.get(k) for k in want}
-    if got != want:
-        raise Fail(f"Anthropic 格式应有 {want}，得到 {got}")
-    if "role" in msg or "tool_call_id" in msg:
-        raise Fail("Anthropic 的 tool_result 块里没有 role / tool_call_id（那是 OpenAI 的写法）")
-    payload = _content(msg, "content")
-    if payload.get("result") != OK.data:
-        raise Fail(f"content 里的 result 应是工具数据，得到 {payload.get('result')!r}")
+    results = [WEATHER_SH, WEATHER_BJ, PARTIAL]
+    calls, keyed, ids = turn("anthropic", results, [2, 1, 0])
+    blocks = replies(play, "anthropic", calls, keyed)
+    if any(not isinstance(b, dict) or b.get("type") != "tool_result" for b in blocks):
+        raise Fail(f"user 消息里的每一块都是 type='tool_result'，得到 {str(blocks)[:100]}")
+    answered("anthropic", blocks, ids, results)
 
 
-def check_is_error(play: Any) -> None:
-    for result, want in ((OK, False), (FATAL, True), (RETRY, True), (PARTIAL, False)):
-        msg = play(result.name, "toolu_02", result, fmt="anthropic")
-        if not isinstance(msg, dict) or msg.get("is_error") is not want:
-            raise Fail(f"status 为 {result.status} 时 is_error 应是 {want}，得到 "
-                       f"{msg.get('is_error') if isinstance(msg, dict) else msg!r}")
+def check_missing(play: Any) -> None:
+    results = [WEATHER_SH, None, FLIGHTS]
+    for fmt in ("openai_chat", "openai_responses", "anthropic"):
+        calls, keyed, ids = turn(fmt, results)
+        answered(fmt, replies(play, fmt, calls, keyed), ids, results)
 
 
-def check_status(play: Any) -> None:
-    for result in (OK, FATAL, RETRY, PARTIAL):
-        for fmt, key in (("openai_chat", "content"), ("anthropic", "content")):
-            payload = _content(play(result.name, "call_3", result, fmt=fmt), key)
-            if payload.get("status") != result.status:
-                raise Fail(f"{fmt} 格式：结果状态是 {result.status}，content 里 status 是 {payload.get('status')!r}")
-
-
-def check_error_type(play: Any) -> None:
-    for result in (FATAL, RETRY, PARTIAL):
-        payload = _content(play(result.name, "call_4", result), "content")
+def check_errors_marked(play: Any) -> None:
+    results = [WEATHER_BJ, PARTIAL]
+    calls, keyed, ids = turn("openai_chat", results)
+    got = replies(play, "openai_chat", calls, keyed)
+    answered("openai_chat", got, ids, results)
+    for reply, result in zip(got, results):
+        payload = content_of(reply)
         if payload.get("error_type") != result.error_type:
-            raise Fail(f"失败结果应带 error_type={result.error_type!r}（告诉模型重试有没有用），"
-                       f"得到 {payload.get('error_type')!r}")
-        if payload.get("error") != result.error:
-            raise Fail(f"content 里的 error 应是 {result.error!r}，得到 {payload.get('error')!r}")
+            raise Fail(f"失败的结果要带 error_type={result.error_type!r}（重试有没有用），得到 {payload.get('error_type')!r}")
 
 
-def check_time(play: Any) -> None:
-    payload = _content(play(OK.name, "call_5", OK), "content")
-    if payload.get("execution_time_ms") != 12.3:
-        raise Fail(f"execution_time_ms 应是 duration_ms 保留一位小数（12.3），得到 {payload.get('execution_time_ms')!r}")
-
-
-def check_chinese(play: Any) -> None:
-    msg = play(OK.name, "call_6", OK)
-    text = msg.get("content", "") if isinstance(msg, dict) else ""
-    if "显示器" not in text:
-        raise Fail("中文被转义成了 \\uXXXX：json.dumps 要加 ensure_ascii=False")
-
-
-def check_unserializable(play: Any) -> None:
-    data = {"时间": dt.datetime(2024, 5, 1, 9, 30), "金额": decimal.Decimal("12.50"), "标签": {"新品"}}
-    result = ToolResult("query", data)
-    payload = _content(play("query", "call_7", result), "content")
-    shown = json.dumps(payload.get("result"), ensure_ascii=False)
-    if "2024-05-01" not in shown or "12.5" not in shown or "新品" not in shown:
-        raise Fail(f"datetime / Decimal / set 应变成可读的文字，得到 {shown[:100]}")
-
-
-def _raises_value_error(play: Any, why: str, *args: Any, **kwargs: Any) -> None:
-    try:
-        out = play(*args, **kwargs)
-    except Raised as exc:
-        if exc.is_a("NotImplementedError"):
-            raise
-        if exc.is_a("ValueError"):
-            return
-        raise Fail(f"{why}应抛出 ValueError，你抛出了 {exc}") from None
-    raise Fail(f"{why}应抛出 ValueError，不要默默返回（你返回了 {describe(out)}）")
-
-
-def check_errors(play: Any) -> None:
-    _raises_value_error(play, "未知的 fmt（例如 'xml'）", OK.name, "call_8", OK, fmt="xml")
-    _raises_value_error(play, "tool_call_id 为空时（模型没法把结果对应到它的调用）", OK.name, "", OK)
+def check_arguments(play: Any) -> None:
+    for fmt in ("openai_chat", "openai_responses", "anthropic"):
+        out = play([], {}, fmt=fmt)
+        if out != []:
+            raise Fail(f"{fmt}：没有调用时应返回空列表（没有什么要回复），得到 {describe(out)}")
+    calls, keyed, _ = turn("openai_chat", [WEATHER_SH])
+    raises_value_error(play, "未知的 fmt（例如 'xml'）", calls, keyed, fmt="xml")
 
 
 def check_random(play: Any) -> None:
     from hypothesis import strategies as st
 
-    json_value = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=10),
-                              lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
-                                                                                          max_size=3),
-                              max_leaves=10)
-    cases = st.tuples(json_value, st.sampled_from([None, "fatal", "retryable", "partial"]),
-                      st.floats(0, 1e6, allow_nan=False), st.sampled_from(["openai_chat", "anthropic"]))
+    pool = [WEATHER_SH, WEATHER_BJ, FLIGHTS, PARTIAL, None]
+    cases = st.tuples(st.sampled_from(["openai_chat", "openai_responses", "anthropic"]),
+                      st.lists(st.sampled_from(range(len(pool))), min_size=1, max_size=5), st.randoms())
 
     def classify(case: tuple) -> set[str]:
-        data, kind, _, fmt = case
-        return {fmt, {None: "success"}.get(kind, "partial" if kind == "partial" else "error"),
-                "嵌套数据" if isinstance(data, (list, dict)) and data else "简单数据"}
+        fmt, picks, _ = case
+        return {fmt, "有调用没结果" if len(pool) - 1 in picks else "都有结果", "多个调用" if len(picks) > 1 else "一个调用"}
 
     def test(case: tuple) -> None:
-        data, kind, ms, fmt = case
-        result = ToolResult("t", data, None if kind is None else "出错了", error_type=kind, duration_ms=ms)
-        payload = _content(play("t", "call_9", result, fmt=fmt), "content")
-        if payload.get("status") != result.status:
-            raise Fail(f"随机结果 {result!r}：status 应为 {result.status}，得到 {payload.get('status')!r}")
+        fmt, picks, rnd = case
+        results = [pool[i] for i in picks]
+        order = list(range(len(results)))
+        rnd.shuffle(order)
+        calls, keyed, ids = turn(fmt, results, order)
+        answered(fmt, replies(play, fmt, calls, keyed), ids, results)
 
     property_check(cases, test, examples=40, classify=classify,
-                   cover={"openai_chat": 10, "anthropic": 10, "success": 6, "partial": 6, "error": 12,
-                          "嵌套数据": 8, "简单数据": 8})
+                   cover={"openai_chat": 8, "openai_responses": 8, "anthropic": 8, "有调用没结果": 8, "都有结果": 8,
+                          "多个调用": 15})
 
 
-EXERCISE = Exercise("04", "04_tool_messages", "把结果交还模型：Chat Completions 与 Anthropic 两种格式", "format_for_model", (
-    Check("chat_shape", "默认 openai_chat：role=tool、tool_call_id、content 是 JSON 文本",
-          "return {'role': 'tool', 'tool_call_id': tool_call_id, 'content': 文本}", check_chat),
-    Check("anthropic_shape", "fmt='anthropic'：type=tool_result、tool_use_id、content",
-          "Anthropic 用 tool_use_id，不是 tool_call_id；块里没有 role", check_anthropic),
-    Check("anthropic_is_error", "Anthropic 的 is_error：只有 status 为 error 时为 True", "is_error = result.status == 'error'",
-          check_is_error),
-    Check("content_has_status", "content 里有 status（success / partial / error）（常见坑 4）",
-          "直接用 result.status", check_status),
-    Check("error_type_present", "失败时 content 带 error 和 error_type", "error_type 告诉模型重试有没有用",
-          check_error_type),
-    Check("execution_time", "execution_time_ms 保留一位小数", "round(result.duration_ms, 1)", check_time),
-    Check("chinese_readable", "中文不被转义", "json.dumps(..., ensure_ascii=False)", check_chinese),
-    Check("unserializable_data", "datetime、Decimal、set 不会让 json.dumps 崩溃",
-          "json.dumps(..., default=...) 把它们变成文字；set 可以先变成 list", check_unserializable),
-    Check("bad_arguments_raise", "未知 fmt 或空 tool_call_id 抛出 ValueError", "先检查参数，再拼消息", check_errors),
-    Check("random_results", "随机生成的 40 个结果：content 总是合法 JSON，status 正确（hypothesis）",
-          "data 可能是 None、嵌套列表、空字符串……", check_random),
+EXERCISE = Exercise("04", "04_tool_messages", "一轮并行调用的全部回复：id 对上，错误标明", "format_tool_turn", (
+    Check("chat_one_per_call", "Chat Completions：每个调用一条 role=tool 消息，按调用的顺序",
+          "for call in tool_calls: …（用 parse_tool_call 读出 id 和工具名）", check_chat),
+    Check("matched_by_id", "结果按 id 对上调用，不按完成的顺序", "results 是 {id: ToolResult}：用 results.get(id) 取",
+          check_order),
+    Check("responses_call_id", "Responses：function_call_output 回答的是 call_id，不是 fc_ 开头的 id",
+          "parse_tool_call 读出的 id 就是 call_id", check_responses),
+    Check("anthropic_one_message", "Anthropic：全部 tool_result 块放进同一条 user 消息，is_error 按 status",
+          "return [{'role': 'user', 'content': [块, 块, …]}]", check_anthropic),
+    Check("missing_is_error", "没有结果的调用也有回复：一条 status 为 error 的消息",
+          "results 里找不到这个 id 时，用一个失败的 ToolResult 代替", check_missing),
+    Check("errors_marked", "失败和部分成功的结果保留 status 和 error_type", "每条回复都用 toolkit 的 format_tool_message 生成",
+          check_errors_marked),
+    Check("edge_arguments", "没有调用时返回 []；未知 fmt 抛出 ValueError", "先检查 fmt，再处理调用", check_arguments),
+    Check("random_turns", "随机的 40 轮：调用数、完成顺序、缺结果的调用都随机，每条回复都对得上（hypothesis）",
+          "id、顺序、缺的结果、Anthropic 的单条 user 消息：前面几条检查合在一起", check_random),
 ))

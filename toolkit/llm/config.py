@@ -26,6 +26,7 @@ OFFLINE_VARIANTS: dict[str, str] = {
     "loop": "用同样的参数反复调用同一个工具",
     "unknown-tool": "先请求一个不存在的工具",
     "bad-arguments": "先发不是 JSON 的参数，再发不符合定义的参数",
+    "change-arguments": "工具失败后换个参数再调同一个工具，直到被告知别再试",
 }
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 KEY_NAMES = ("OPENAI_API_KEY", "DASHSCOPE_API_KEY")

@@ -11,13 +11,14 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-from typing import Any
+from typing import Any, Callable
 
 from ..knowledge import ToolKnowledge
 from ._files import DataDir, envelope, error_envelope, load_json_data
 
 __all__ = ["get_weather", "search_flights", "weather_cities", "flight_cities", "WEATHER_FILE", "FLIGHTS_FILE",
-           "TEACHING_DATE", "TODAY_ENV", "teaching_today", "RELATIVE_DAYS", "WEATHER_KNOWLEDGE", "FLIGHTS_KNOWLEDGE"]
+           "TEACHING_DATE", "TODAY_ENV", "teaching_today", "RELATIVE_DAYS", "WEATHER_KNOWLEDGE", "FLIGHTS_KNOWLEDGE",
+           "render_weather", "render_flights"]
 
 # "今天" in this course is a fixed teaching date, not the machine's date: the fictional weather is
 # dated 2026-05-16, and every run (notebook outputs, tests) must give the same flights.
@@ -189,10 +190,64 @@ CITY_NAMES = ("北京", "上海", "广州", "深圳", "杭州", "成都", "南�
               "长沙", "郑州", "青岛", "厦门", "昆明", "大连", "哈尔滨", "沈阳", "三亚", "拉萨", "乌鲁木齐", "香港")
 _COMMON_LABELS = {"city": "城市", "known_cities": "可查询的城市", "updated_at": "更新时间", "note": "备注"}
 
+_SHOWN_FLIGHTS = 5
+
+
+def render_weather(tool: str, data: Any, say: Callable[[Any], str]) -> str | None:
+    """How the offline model answers from a weather result: one sentence (None when the data is not one)."""
+    if not (isinstance(data, dict) and {"city", "condition", "temp_c"} <= data.keys()):
+        return None
+    low = f"最低 {say(data['temp_low_c'])}℃、" if "temp_low_c" in data else ""
+    parts = [f"{say(data['city'])}{say(data['condition'])}，气温{low}最高 {say(data['temp_c'])}℃"]
+    if "humidity_pct" in data:
+        parts.append(f"湿度 {say(data['humidity_pct'])}%")
+    if "wind" in data:
+        parts.append(say(data["wind"]))
+    if "aqi" in data:
+        parts.append(f"空气质量指数 {say(data['aqi'])}")
+    when = f"数据更新于 {say(data['updated_at'])}" if data.get("updated_at") else ""
+    notes = "；".join(x for x in (when, say(data["note"]) if data.get("note") else "") if x)
+    return f"根据工具 {tool}：" + "，".join(parts) + (f"（{notes}）" if notes else "") + "。"
+
+
+def _flight_words(flight: dict, say: Callable[[Any], str], currency: str) -> str:
+    text = f"{say(flight.get('flight_no'))} {say(flight.get('depart'))} 起飞、{say(flight.get('arrive'))} 到达"
+    if "price" in flight:
+        text += f"，票价 {say(flight['price'])}{currency}"
+    if "seats_left" in flight:
+        text += f"，余票 {say(flight['seats_left'])}"
+    if flight.get("schedule") and flight["schedule"] != "每天":
+        text += f"（{say(flight['schedule'])}）"
+    return text
+
+
+def render_flights(tool: str, data: Any, say: Callable[[Any], str]) -> str | None:
+    """How the offline model answers from a flights result: the flights in one sentence, the cheapest named."""
+    flights = data.get("flights") if isinstance(data, dict) else None
+    if not (isinstance(flights, list) and all(isinstance(f, dict) and "flight_no" in f for f in flights)
+            and {"origin", "destination"} <= data.keys()):
+        return None
+    day = f"{say(data['date'])}（{say(data.get('weekday'))}）" if data.get("date") else "时刻表上"
+    route = f"{day}{say(data['origin'])}飞{say(data['destination'])}"
+    if not flights:
+        return f"根据工具 {tool}：{route}没有航班（{say(data.get('note'))}）。"
+    currency = f" {say(data['currency'])}" if data.get("currency") else ""
+    shown = "；".join(_flight_words(f, say, currency) for f in flights[:_SHOWN_FLIGHTS])
+    more = f"，先列前 {_SHOWN_FLIGHTS} 个" if len(flights) > _SHOWN_FLIGHTS else ""
+    text = f"根据工具 {tool}：{route}有 {len(flights)} 个航班{more}：{shown}"
+    priced = [f for f in flights if isinstance(f.get("price"), (int, float)) and not isinstance(f["price"], bool)]
+    if len(priced) > 1:
+        cheapest = min(priced, key=lambda f: f["price"])
+        text += f"。最便宜的是 {say(cheapest['flight_no'])}，{say(cheapest['price'])}{currency}"
+    extras = "；".join(say(data[k]) for k in ("airline", "note") if data.get(k))
+    return text + (f"（{extras}）" if extras else "") + "。"
+
+
 WEATHER_KNOWLEDGE = ToolKnowledge(
     labels={**_COMMON_LABELS, "condition": "天气", "temp_c": "最高气温（℃）", "temp_low_c": "最低气温（℃）",
             "humidity_pct": "湿度（%）", "wind": "风力", "aqi": "空气质量指数"},
     suggestions={"CITY_NOT_FOUND": "从工具给出的可查询城市里选一个，或如实告诉用户没有这个城市的数据"},
+    render=render_weather,
     places=CITY_NAMES,
 )
 FLIGHTS_KNOWLEDGE = ToolKnowledge(
@@ -201,5 +256,6 @@ FLIGHTS_KNOWLEDGE = ToolKnowledge(
             "price": "票价", "seats_left": "余票", "schedule": "班期", "currency": "币种", "count": "数量"},
     suggestions={"CITY_NOT_FOUND": "从工具给出的可查询城市里选一个，或如实告诉用户没有这个城市的数据",
                  "INVALID_DATE": "把日期改成 YYYY-MM-DD 或 今天/明天/后天 后再查"},
+    render=render_flights,
     places=CITY_NAMES,
 )

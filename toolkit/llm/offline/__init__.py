@@ -10,7 +10,8 @@ One module per job: request (checking and reading the request), planning
 (which tool fits which piece of the question), arguments (values from the
 question), rendering (the answer from tool results, in each tool's own words),
 honest (the honest model's turn) and misbehaviour (the teaching variants
-":ignore-results", ":loop", ":unknown-tool", ":bad-arguments").
+":ignore-results", ":loop", ":unknown-tool", ":bad-arguments",
+":change-arguments").
 """
 from __future__ import annotations
 

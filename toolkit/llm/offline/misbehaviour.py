@@ -4,6 +4,9 @@ ignore-results: makes numbers up after the tools ran; loop: calls the same
 tool with the same arguments forever; unknown-tool: first requests a tool that
 does not exist; bad-arguments: first sends arguments that are not JSON, then
 arguments that break the schema. After their bad turns the last two behave honestly.
+change-arguments: after a failed tool result, calls the same tool again with its
+arguments reworded, until a result succeeds or says the tool must not be tried
+again (TOOL_FAILURE_LIMIT); then it answers from the last real result.
 """
 from __future__ import annotations
 
@@ -15,15 +18,16 @@ from typing import Any
 
 
 from ...readback import read_tool_content
-from ...results import safe_str
+from ...results import ErrorCode, safe_str
 from .honest import Reply, call, honest_reply
 from .planning import Step, plan, step_for
-from .rendering import TAG, render_reading
+from .rendering import TAG, answer_from_results, render_reading
 from .request import OfferedTool, View, without_first_turns
 
 __all__ = ["variant_reply", "GHOST_TOOLS"]
 
 GHOST_TOOLS = ("query_database", "run_python", "web_search", "ask_oracle_x")
+_REWORDINGS = ("", "市", "（中国）", " 今天", " 实时")
 
 
 def _target(view: View, tools: list[OfferedTool]) -> Step:
@@ -95,12 +99,38 @@ def _not_json(args: dict) -> str:
     return text[:-1] if len(text) > 2 else "{'query': "
 
 
+def _reworded(step: Step, turn: int) -> Reply:
+    """The step's call with its first text argument reworded for this turn (the arguments otherwise kept)."""
+    args = dict(step.args)
+    name = next((k for k, v in args.items() if isinstance(v, str) and v), None)
+    if name is not None and turn:
+        args[name] = f"{args[name]}{_REWORDINGS[turn % len(_REWORDINGS)] or f' #{turn}'}"
+    return Reply(tool=step.tool, arguments=json.dumps(args, ensure_ascii=False))
+
+
+def _changing_arguments(view: View, tools: list[OfferedTool], tool_choice: Any) -> Reply:
+    """Tries again with other arguments after every failure, until told to stop; then answers honestly."""
+    readings = [(call, read_tool_content(content)) for call, content in view.results]
+    if not readings:
+        return _reworded(_target(view, tools), 0)
+    last = readings[-1][1]
+    if last.failed and last.error_code != ErrorCode.TOOL_FAILURE_LIMIT:
+        return _reworded(_target(view, tools), view.turns)
+    if not last.failed:
+        return honest_reply(view, tools, tool_choice)
+    real = [(call, content) for (call, content), (_, r) in zip(view.results, readings)
+            if r.error_code != ErrorCode.TOOL_FAILURE_LIMIT]
+    return Reply(text=answer_from_results(replace(view, results=(real or view.results)[-1:])))
+
+
 def variant_reply(variant: str, view: View, tools: list[OfferedTool], tool_choice: Any) -> Reply:
     """The reply of the model `variant` ("" is the honest model)."""
     if not tools or variant == "":
         return honest_reply(view, tools, tool_choice)
     if variant == "loop":
         return call(_target(view, tools))
+    if variant == "change-arguments":
+        return _changing_arguments(view, tools, tool_choice)
     if variant == "ignore-results":
         reply = honest_reply(view, tools, tool_choice)
         return Reply(text=_made_up(view)) if reply.text is not None and view.results else reply

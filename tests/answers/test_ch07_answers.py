@@ -1,0 +1,112 @@
+"""The answers chapter 07 gives to its 想一想 questions are true of the chapter's own code.
+
+The student's loop is taken from the chapter's cells, version by version (each defined after the chapter's
+import cell); the scenarios are the chapter's: the :loop model on the sales question, a weather tool that
+always answers HTTP 500 with the :change-arguments model, the :ignore-results model's run traced back."""
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+import re
+from pathlib import Path
+
+from toolkit import HTTPStatusError, SimulatedClock, ToolExecutor, ToolRegistry, use_clock
+from toolkit.agent import run_agent
+from toolkit.llm import Settings, make_client
+from toolkit.tools import data_dir, default_registry
+from toolkit.verify import check_answer
+
+CHAPTER = Path(__file__).resolve().parents[2] / "notebooks" / "07_sales_agent.ipynb"
+QUESTION = "哪个类别销售额最高？总销售额是多少？"
+
+
+def _code_cells() -> list[str]:
+    cells = json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]
+    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+
+
+def versions() -> list:
+    """The chapter's run_my_agent, version by version."""
+    cells = _code_cells()
+    found = []
+    for source in cells:
+        if re.search(r"^async def run_my_agent\(", source, re.M):
+            namespace: dict = {}
+            exec(compile(cells[0] + "\n" + source, str(CHAPTER), "exec"), namespace)
+            found.append(namespace["run_my_agent"])
+    return found
+
+
+def _offline(variant: str):
+    return make_client(Settings(base_url=None, model=f"offline-stand-in:{variant}", offline=True))
+
+
+def _run(coroutine):
+    async def body():
+        with use_clock(SimulatedClock(seed=0)):
+            return await coroutine
+    return asyncio.run(body())
+
+
+def _broken() -> tuple[ToolRegistry, list[str]]:
+    tried: list[str] = []
+
+    def get_weather(city: str) -> dict:
+        """查询某个城市今天的天气。"""
+        tried.append(city)
+        raise HTTPStatusError(500, "天气服务内部错误")
+
+    registry = ToolRegistry()
+    registry.register(get_weather)
+    return registry, tried
+
+
+def test_q1_the_first_version_runs_a_repeated_call_every_turn_and_answers_none_run_agent_runs_it_once():
+    client, model = _offline("loop")
+    executor = ToolExecutor(registry=default_registry())
+    answer, _ = _run(versions()[0](QUESTION, client, model, executor, max_turns=4))
+    assert answer is None and len(executor.call_history) == 4
+    with use_clock(SimulatedClock(seed=0)):
+        run = run_agent(QUESTION, client=client, model=model, max_turns=4)
+    assert sum(1 for r in run.tool_results if r.attempts) == 1 and run.repeated_calls == 3
+
+
+def test_q2_sixteen_requests_with_new_arguments_each_turn_which_the_repeat_rule_does_not_catch():
+    client, model = _offline("change-arguments")
+    registry, tried = _broken()
+    answer, _ = _run(versions()[0]("上海今天天气怎么样？", client, model, ToolExecutor(registry=registry, max_retries=1),
+                                   max_turns=8))
+    assert answer is None and len(tried) == 16 == 8 * 2
+    per_turn = tried[::2]
+    assert all(a != b for a, b in zip(per_turn, per_turn[1:])), "the model rewords its arguments every turn"
+    assert per_turn[:3] == ["上海", "上海市", "上海（中国）"]
+    registry, tried = _broken()
+    with use_clock(SimulatedClock(seed=0)):
+        run = run_agent("上海今天天气怎么样？", client=client, model=model, max_turns=8, max_tool_failures=None,
+                        executor=ToolExecutor(registry=registry, max_retries=1))
+    assert run.repeated_calls == 0 and len(tried) == 16, "without the failure limit, the repeat rule lets all run"
+    assert all(r.error_type == "retryable" for r in run.tool_results), "500 is transient: even a repeat may run"
+
+
+def test_q2_the_second_version_and_run_agent_stop_after_three_failures():
+    client, model = _offline("change-arguments")
+    registry, tried = _broken()
+    answer, _ = _run(versions()[-1]("上海今天天气怎么样？", client, model, ToolExecutor(registry=registry, max_retries=1),
+                                    max_turns=8))
+    assert len(tried) == 6 and "失败" in answer
+
+
+def test_q3_the_trace_stops_at_the_model_tool_message_and_tool_result_agree_with_the_hand_count():
+    client, model = _offline("ignore-results")
+    with use_clock(SimulatedClock(seed=0)):
+        run = run_agent(QUESTION, client=client, model=model)
+    verdict = check_answer(run.answer, *run.tool_results, question=QUESTION)
+    assert not verdict.ok and 14577 in verdict.unsupported_numbers and "14577" in run.answer
+    sent = json.loads(next(m["content"] for m in run.messages if m["role"] == "tool"))
+    assert sent["result"]["total_sales"] == run.tool_results[0].data["total_sales"] == 9692
+    with open(data_dir() / "sales.csv", encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    by_hand = sum(int(r["quantity"]) * int(r["unit_price"]) for r in rows)
+    monitors = sum(int(r["quantity"]) * int(r["unit_price"]) for r in rows if r["category"] == "显示器")
+    assert (by_hand, monitors) == (9692, 4495)
