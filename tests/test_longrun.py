@@ -133,3 +133,22 @@ def test_query_orders_refuses_an_unknown_status():
     assert query_orders("已取消")["error"]["code"] == "INVALID_ARGUMENTS"
     assert [o["order_id"] for o in query_orders("已支付", "上海")["data"]] == \
         [o["order_id"] for o in PAID if o["city"] == "上海"]
+
+
+def test_a_students_clear_function_plugs_in_and_a_broken_one_sends_the_whole_list():
+    def drop_all_but_last_result(messages):  # naive: keeps pairs only by luck, but returns a list
+        return messages
+
+    run, _ = _run(clear=drop_all_but_last_result, max_turns=4)
+    assert not any("clear_error" in s for s in run.transcript)
+
+    def broken(messages):
+        raise KeyError("content")
+
+    run, _ = _run(clear=broken, max_turns=4)
+    errors = [s["clear_error"] for s in run.transcript if s["kind"] == "model"]
+    assert errors and all("插件 clear 出错（KeyError" in e and "完整的对话" in e for e in errors)
+    run, _ = _run(clear=lambda messages: "not a list", max_turns=2)
+    assert "clear 应返回消息列表" in run.transcript[0]["clear_error"]
+    with pytest.raises(ValueError, match="clear"):
+        _run(clear="yes")

@@ -34,6 +34,7 @@ budget, with warnings for instruction-like text.
 """
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import replace
 from typing import Any, Callable, Sequence
@@ -98,7 +99,7 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
               task_context: TaskContext | bool | str = "auto",
               system_prompt: str = SYSTEM_PROMPT, format_message: FormatMessage | None = None,
               evaluate: Evaluate | None = evaluate_tool_result, check: Check | None = None,
-              approve: Approve = None, clear: ClearPolicy | None = None) -> AgentRun:
+              approve: Approve = None, clear: "ClearPolicy | Callable[[list], list] | None" = None) -> AgentRun:
     """Answer `question` with the model and the registry's tools; returns an AgentRun.
 
     client/model: an openai.OpenAI client and the model name; with client None both
@@ -116,9 +117,11 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
     approve: who says yes to a tool registered with needs_approval (toolkit.approval):
     a function, True/False for scripts and CI, or None to pause the run
     (stopped="needs_approval"; `resume(run, approved)` goes on). clear: a
-    toolkit.clearing.ClearPolicy applied to what the model is sent before every
-    model call (run.messages keeps everything; each model step of the transcript
-    records "context_chars", the size sent). With a tool named read_more in the
+    toolkit.clearing.ClearPolicy, or a function messages -> messages (a student's),
+    applied to what the model is sent before every model call (run.messages keeps
+    everything; each model step of the transcript records "context_chars", the
+    size sent; a function that fails sends the whole list and says so in
+    "clear_error"). With a tool named read_more in the
     registry, a cut result's message carries its handle ("more": result id).
     format_message / evaluate / check: the plug-in points (module doc), each
     sync or async: format_message None is format_tool_message (a plug-in's
@@ -143,7 +146,8 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
     if max_tool_failures is not None and (not isinstance(max_tool_failures, int)
                                           or isinstance(max_tool_failures, bool) or max_tool_failures < 1):
         raise ValueError(f"max_tool_failures must be an int >= 1 or None, got {max_tool_failures!r}")
-    for name, fn in (("format_message", format_message), ("evaluate", evaluate), ("check", check)):
+    for name, fn in (("format_message", format_message), ("evaluate", evaluate), ("check", check),
+                     ("clear", None if isinstance(clear, ClearPolicy) else clear)):
         if fn is not None and not callable(fn):
             raise ValueError(f"{name} must be a function or None, got {type(fn).__name__}")
     client, model = _client_and_model(client, model)
@@ -189,6 +193,23 @@ def _default_registry() -> ToolRegistry:
     return default_registry()
 
 
+def _cleared(clear: "ClearPolicy | Callable[[list], list]", messages: list[dict]) -> tuple[list[dict], str | None]:
+    """What the model is sent under `clear` (a ClearPolicy, or a function messages -> messages), and why the
+    whole list went instead when the function raised or returned something that is not a list of messages."""
+    if isinstance(clear, ClearPolicy):
+        return clear.apply(messages).messages, None
+    try:
+        value = _call(clear, copy.deepcopy(messages))  # a copy: a function that edits in place edits no record
+        if isinstance(value, list) and all(isinstance(m, dict) for m in value):
+            return value, None
+        why = f"clear 应返回消息列表，实际返回了 {type(value).__name__}"
+    except BaseException as exc:
+        if not own_failure(exc):
+            raise
+        why = f"插件 clear 出错（{type(exc).__name__}: {safe_str(exc, 200)}）"
+    return messages, why + "，这一轮发送了完整的对话"
+
+
 class _EmptyReply(Exception):
     """The model answered with neither text nor tool calls (args[0] says how)."""
 
@@ -226,7 +247,7 @@ class _Loop:
     evaluate: Evaluate | None = None
     check: Check | None = None
     approve: Approve = None
-    clear: ClearPolicy | None = None
+    clear: "ClearPolicy | Callable[[list], list] | None" = None
     max_tool_failures: int | None = None
 
     def __init__(self, question: str, client: Any, model: str, registry: ToolRegistry,
@@ -296,9 +317,9 @@ class _Loop:
         from ..llm.reply import read_reply
 
         began = self.clock.now()
-        sent = self.run_record.messages
+        sent, clear_error = self.run_record.messages, None
         if self.clear is not None:
-            sent = self.clear.apply(sent).messages
+            sent, clear_error = _cleared(self.clear, sent)
         size = context_chars(sent)  # before the reply joins the conversation
         try:
             response = self.client.chat.completions.create(
@@ -320,6 +341,7 @@ class _Loop:
             "finish_reason": reply.finish_reason,
             "duration_ms": (self.clock.now() - began) * 1000.0,
             "context_chars": size,
+            **({"clear_error": clear_error} if clear_error else {}),
         })
         return reply
 
