@@ -77,9 +77,9 @@ PIECES = {
 QUESTION = re.compile(r"\*\*想一想 (\d+)：\*\*")
 SOURCE_LINK = re.compile(r"\[([^\]]*)\]\(\.\./(toolkit/[^)#\s]+\.py)(?:#L(\d+)(?:-L(\d+))?)?\)")
 PICTURES = {"04": "```mermaid", "05": "```mermaid", "07": "```mermaid"}
-PICTURES["03"] = "```mermaid"  # the retry decision, drawn in chapter 03
 STUDENT_NOTEBOOKS = sorted([*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "exercises").glob("*.ipynb"),
                             *(ROOT / "solutions").glob("*.ipynb")])
+PICTURES["03"] = "```mermaid"  # the retry decision, drawn in chapter 03
 
 
 def _code(path: Path) -> list[str]:
