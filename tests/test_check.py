@@ -173,10 +173,10 @@ def test_an_exception_that_cannot_be_printed_is_still_the_students() -> None:
         def __str__(self):
             raise RuntimeError("no text")
 
-    async def retry_with_deadline(tool_fn, *args, **kwargs):
+    async def retry_with_budget(tool_fn, *args, **kwargs):
         raise Unprintable()
 
-    row = run_checks(retry_with_deadline, "03").result("success_returns_pair")
+    row = run_checks(retry_with_budget, "03").result("success_returns_pair")
     assert not row.passed and "Unprintable" in row.reason and "检查器" not in row.reason
 
 

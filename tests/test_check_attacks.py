@@ -127,11 +127,11 @@ def test_a_debug_print_with_end_does_not_break_the_report(tmp_path: Path) -> Non
 
 
 def test_os_exit_in_the_answer_fails_its_checks_without_a_traceback(tmp_path: Path) -> None:
-    answer = "import os\n\nasync def retry_with_deadline(tool_fn, *args, max_retries=3, deadline=30.0, **kwargs):\n" \
+    answer = "import os\n\nasync def retry_with_budget(tool_fn, *args, budget, max_retries=3, **kwargs):\n" \
              "    os._exit(3)\n"
     done = run_cli(str(make_notebook(tmp_path, "03", answer=answer)))
     assert done.returncode == 1
-    assert "得分：0/11" in done.stdout and "直接退出了" in done.stdout, done.stdout
+    assert "得分：0/10" in done.stdout and "直接退出了" in done.stdout, done.stdout
     assert "让 Python 进程退出了" in done.stdout  # the plug-in cell, which calls it in the notebook itself
     no_traceback(done)
 
