@@ -1,6 +1,6 @@
 """Chapter 02's own checks: the student's smart_truncate(text, max_chars, keep_head, keep_tail), step by step.
 
-The chapter grows its version in five steps and runs some of these checks after each (`check(smart_truncate,
+The chapter writes six versions and runs some of these checks after each (`check(smart_truncate,
 "ch02", only=[...])`): head only loses the conclusion (keeps_tail), fixed positions cut lines in two
 (line_boundaries), moved cuts with the old count miscount (exact_count), oversized keeps overlap
 (impossible_sizes), and two arguments from the executor must fit max_chars (fits_max_chars).
@@ -22,13 +22,13 @@ REPORT = "\n".join(
 SIZES = ((600, 300, 200), (1000, 500, 400), (3000, 2000, 800))  # (max_chars, keep_head, keep_tail)
 
 
-def _split(play: Any, text: str, *args: Any) -> tuple[str, str, int]:
+def _split(play: Any, text: str, *args: Any) -> tuple[str, str, int, str]:
     out = expect(play(text, *args), str)
     found = list(MARKER.finditer(out))
     if len(found) != 1:
         raise Fail(f"超长文本的结果里应恰好有一个标记「\\n…（已省略 N 字符）…\\n」，找到 {len(found)} 个："
                    f"{out[:40]!r}…{out[-40:]!r}")
-    return out[:found[0].start()], out[found[0].end():], int(found[0].group(1))
+    return out[:found[0].start()], out[found[0].end():], int(found[0].group(1)), out
 
 
 def _at_line_start(text: str, i: int) -> bool:
@@ -43,14 +43,14 @@ def check_short(play: Any) -> None:
 
 
 def check_head(play: Any) -> None:
-    head, _, _ = _split(play, REPORT, *SIZES[0])
+    head, _, _, _ = _split(play, REPORT, *SIZES[0])
     if not head.startswith("季度销售报告"):
         raise Fail(f"开头的标题丢了：开头部分是 {head[:30]!r}")
 
 
 def check_tail(play: Any) -> None:
     for size in SIZES:
-        head, tail, _ = _split(play, REPORT, *size)
+        head, tail, _, _ = _split(play, REPORT, *size)
         if "总计：9692" not in tail:
             raise Fail(f"max_chars={size[0]}：结尾的「总计：9692」丢了，结论在最后一行，只留开头就看不到它。"
                        f"结果的最后是 {(head + tail)[-30:]!r}")
@@ -58,7 +58,7 @@ def check_tail(play: Any) -> None:
 
 def check_lines(play: Any) -> None:
     for size in SIZES:
-        head, tail, _ = _split(play, REPORT, *size)
+        head, tail, _, _ = _split(play, REPORT, *size)
         if not REPORT.startswith(head) or not REPORT.endswith(tail):
             raise Fail("开头必须是原文的前缀、结尾必须是原文的后缀（不要 strip()，不要改字）")
         if not (head == "" or head.endswith("\n") or REPORT[len(head)] == "\n"):
@@ -69,7 +69,7 @@ def check_lines(play: Any) -> None:
 
 def check_exact(play: Any) -> None:
     for size in SIZES:
-        head, tail, n = _split(play, REPORT, *size)
+        head, tail, n, _ = _split(play, REPORT, *size)
         if not REPORT.startswith(head) or not REPORT.endswith(tail):
             raise Fail("开头必须是原文的前缀、结尾必须是原文的后缀（不要 strip()，不要改字）")
         real = len(REPORT) - len(head) - len(tail)
@@ -95,10 +95,9 @@ def check_impossible(play: Any) -> None:
 
 def check_fits(play: Any) -> None:
     for max_chars in (160, 600, 2000):
-        head, tail, n = _split(play, REPORT, max_chars)
-        out_len = len(head) + len(tail) + len(f"\n…（已省略 {n} 字符）…\n")
-        if out_len > max_chars:
-            raise Fail(f"smart_truncate(text, {max_chars}) 返回了 {out_len} 字符：执行器只传两个参数，"
+        head, tail, n, out = _split(play, REPORT, max_chars)
+        if len(out) > max_chars:
+            raise Fail(f"smart_truncate(text, {max_chars}) 返回了 {len(out)} 字符：执行器只传两个参数，"
                        f"结果（标记也算）不能超过 max_chars")
         if "总计：9692" not in tail or n != len(REPORT) - len(head) - len(tail):
             raise Fail(f"smart_truncate(text, {max_chars})：只给两个参数时也要保留结尾的总计、省略数准确")
