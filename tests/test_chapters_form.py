@@ -81,6 +81,7 @@ SOURCE_LINK = re.compile(r"\[([^\]]*)\]\(\.\./(toolkit/[^)#\s]+\.py)(?:#L(\d+)(?
 PICTURES = {"04": "```mermaid", "05": "```mermaid", "06": "```mermaid", "07": "```mermaid"}
 STUDENT_NOTEBOOKS = sorted([*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "exercises").glob("*.ipynb"),
                             *(ROOT / "solutions").glob("*.ipynb")])
+PICTURES["03"] = "```mermaid"  # the retry decision, drawn in chapter 03
 
 
 def _code(path: Path) -> list[str]:

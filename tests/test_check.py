@@ -154,7 +154,7 @@ def test_check_explains_an_unknown_function_name(capsys: pytest.CaptureFixture) 
 
     check(my_function)
     out = capsys.readouterr().out
-    assert out.startswith("✘ 认不出 my_function") and "truncate_head_tail" in out
+    assert out.startswith("✘ 认不出 my_function") and "truncate_json_rows" in out
 
 
 def test_explicit_exercise_number_overrides_the_name() -> None:
@@ -173,10 +173,10 @@ def test_an_exception_that_cannot_be_printed_is_still_the_students() -> None:
         def __str__(self):
             raise RuntimeError("no text")
 
-    async def retry_with_deadline(tool_fn, *args, **kwargs):
+    async def retry_with_budget(tool_fn, *args, **kwargs):
         raise Unprintable()
 
-    row = run_checks(retry_with_deadline, "03").result("success_returns_pair")
+    row = run_checks(retry_with_budget, "03").result("success_returns_pair")
     assert not row.passed and "Unprintable" in row.reason and "检查器" not in row.reason
 
 
@@ -184,12 +184,12 @@ def test_check_with_only_runs_those_checks_and_names_an_unknown_id(capsys: pytes
     def head_only(text, max_chars):
         return text[:max_chars]
 
-    check(head_only, "02", only=["short_text_unchanged", "keeps_tail"])
+    check(head_only, "02", only=["short_text_unchanged", "valid_json"])
     out = capsys.readouterr().out
     assert "得分：1/2" in out and "不超过 max_chars 的文本原样返回" in out
     check(head_only, "02", only=["no_such_check"])
     out = capsys.readouterr().out
-    assert out.startswith("✘ ") and "no_such_check" in out and "keeps_tail" in out and "Traceback" not in out
+    assert out.startswith("✘ ") and "no_such_check" in out and "valid_json" in out and "Traceback" not in out
 
 
 def test_a_chapter_without_checks_of_its_own_is_a_chinese_error() -> None:
@@ -199,25 +199,25 @@ def test_a_chapter_without_checks_of_its_own_is_a_chinese_error() -> None:
 
 def test_grade_prints_one_line_for_a_passing_check_and_raises_for_a_failing_one(
         capsys: pytest.CaptureFixture) -> None:
-    def truncate_head_tail(text, max_chars):
+    def truncate_json_rows(text, max_chars):
         return text[:max_chars]
 
-    grade(truncate_head_tail, "short_text_unchanged")
+    grade(truncate_json_rows, "short_text_unchanged")
     assert capsys.readouterr().out.strip() == "✔ 不超过 max_chars 的文本原样返回"
-    with pytest.raises(AssertionError, match="恰好有一个标记"):
-        grade(truncate_head_tail, "keeps_tail")
+    with pytest.raises(AssertionError, match="不是合法的 JSON"):
+        grade(truncate_json_rows, "valid_json")
 
 
 def test_a_referee_that_died_is_started_again(capsys: pytest.CaptureFixture) -> None:
     from toolkit.check import _referee
 
-    def truncate_head_tail(text, max_chars):
+    def truncate_json_rows(text, max_chars):
         return text
 
-    check(truncate_head_tail)
+    check(truncate_json_rows)
     _referee._client.proc.kill()
     _referee._client.proc.wait(10)
-    check(truncate_head_tail)
+    check(truncate_json_rows)
     out = capsys.readouterr().out
     assert out.count("练习 02") == 2 and "检查进程没能运行" not in out
 
@@ -228,7 +228,7 @@ def test_cli_runs_an_untouched_exercise_and_exits_nonzero() -> None:
     done = subprocess.run([sys.executable, "-m", "toolkit.check", str(notebook_for(EXERCISES, "02"))], cwd=ROOT,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 1, done.stderr
-    assert "还没有实现" in done.stdout and "得分：0/8" in done.stdout
+    assert "还没有实现" in done.stdout and "得分：0/9" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
 
 

@@ -49,14 +49,26 @@ def no_traceback(done: subprocess.CompletedProcess) -> None:
     assert "Traceback" not in done.stdout + done.stderr, done.stdout[-800:] + done.stderr[-800:]
 
 
-SOLUTION_02 = '''def truncate_head_tail(text, max_chars):
+SOLUTION_02 = '''import json
+
+
+def truncate_json_rows(text, max_chars):
     if len(text) <= max_chars:
         return text
-    budget = max(max_chars - len(f"\\n…（已省略 {len(text)} 字符）…\\n"), 0)
-    head_end = max(text.rfind("\\n", 0, budget // 2 + 1), 0)
-    found = text.find("\\n", len(text) - (budget - head_end) - 1)
-    tail_start = max(len(text) if found == -1 else found + 1, head_end)
-    return f"{text[:head_end]}\\n…（已省略 {tail_start - head_end} 字符）…\\n{text[tail_start:]}"
+    try:
+        items = json.loads(text)
+    except ValueError:
+        items = None
+    if not isinstance(items, list):
+        room = max(max_chars - 40, 0)
+        from toolkit import smart_truncate
+        return smart_truncate(text, max_chars, keep_head=room * 2 // 3, keep_tail=room // 3)
+    kept = []
+    for item in items:
+        if len(json.dumps(kept + [item, f"共 {len(items)} 项，显示前 {len(kept) + 1} 项"], ensure_ascii=False)) > max_chars:
+            break
+        kept.append(item)
+    return json.dumps(kept + [f"共 {len(items)} 项，显示前 {len(kept)} 项"], ensure_ascii=False)
 '''
 
 
@@ -109,11 +121,11 @@ def test_an_always_equal_str_subclass_is_not_a_str(tmp_path: Path) -> None:
 
 
 def test_a_blocking_loop_is_ended_within_the_time_limit(tmp_path: Path) -> None:
-    answer = "import time\n\ndef truncate_head_tail(text, max_chars):\n    while True:\n        time.sleep(0.01)\n"
+    answer = "import time\n\ndef truncate_json_rows(text, max_chars):\n    while True:\n        time.sleep(0.01)\n"
     done = run_cli("--time-limit", "2", str(make_notebook(tmp_path, "02", answer=answer)), timeout=180)
     assert done.returncode == 1
     assert "超过 2 秒没有返回：是不是死循环？" in done.stdout, done.stdout
-    assert "得分：0/8" in done.stdout
+    assert "得分：0/9" in done.stdout
     no_traceback(done)
 
 
@@ -122,22 +134,22 @@ def test_a_debug_print_with_end_does_not_break_the_report(tmp_path: Path) -> Non
                                  "    if len(text) <= max_chars:", 1)
     done = run_cli(str(make_notebook(tmp_path, "02", answer=answer)))
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "得分：8/8，全部通过！" in done.stdout
+    assert "得分：9/9，全部通过！" in done.stdout
     no_traceback(done)
 
 
 def test_os_exit_in_the_answer_fails_its_checks_without_a_traceback(tmp_path: Path) -> None:
-    answer = "import os\n\nasync def retry_with_deadline(tool_fn, *args, max_retries=3, deadline=30.0, **kwargs):\n" \
+    answer = "import os\n\nasync def retry_with_budget(tool_fn, *args, budget, max_retries=3, **kwargs):\n" \
              "    os._exit(3)\n"
     done = run_cli(str(make_notebook(tmp_path, "03", answer=answer)))
     assert done.returncode == 1
-    assert "得分：0/11" in done.stdout and "直接退出了" in done.stdout, done.stdout
+    assert "得分：0/10" in done.stdout and "直接退出了" in done.stdout, done.stdout
     assert "让 Python 进程退出了" in done.stdout  # the plug-in cell, which calls it in the notebook itself
     no_traceback(done)
 
 
 def test_a_syntax_error_is_reported_once_with_its_line(tmp_path: Path) -> None:
-    answer = "def truncate_head_tail(text, max_chars):\n    if len(text) <= max_chars\n        return text\n"
+    answer = "def truncate_json_rows(text, max_chars):\n    if len(text) <= max_chars\n        return text\n"
     done = run_cli(str(make_notebook(tmp_path, "02", answer=answer)))
     assert done.returncode == 1
     assert done.stdout.count("语法错误") == 1 and "第 2 行" in done.stdout, done.stdout
@@ -146,10 +158,10 @@ def test_a_syntax_error_is_reported_once_with_its_line(tmp_path: Path) -> None:
 
 
 def test_a_renamed_function_is_reported_once(tmp_path: Path) -> None:
-    answer = SOLUTION_02.replace("def truncate_head_tail", "def truncate")
+    answer = SOLUTION_02.replace("def truncate_json_rows", "def truncate")
     done = run_cli(str(make_notebook(tmp_path, "02", answer=answer)))
     assert done.returncode == 1
-    assert done.stdout.count("没有找到 truncate_head_tail") == 1, done.stdout
+    assert done.stdout.count("没有找到 truncate_json_rows") == 1, done.stdout
     no_traceback(done)
 
 
@@ -198,7 +210,7 @@ def test_progress_table_ignores_copies_and_says_why_a_notebook_could_not_run(tmp
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     assert not any("Copy1" in line for line in lines), done.stdout
-    assert any(l.startswith("ex02_smart_truncate") and "8/8" in l and "✔ 完成" in l for l in lines), done.stdout
+    assert any(l.startswith("ex02_smart_truncate") and "9/9" in l and "✔ 完成" in l for l in lines), done.stdout
     assert any(l.startswith("ex08_pitfalls") and "0/10" in l and "○ 未开始" in l for l in lines), done.stdout
     assert any(l.startswith("ex03_retry") and "⚠ 无法运行" in l and "退出" in l for l in lines), done.stdout
     assert "完成 1/3 个练习" in done.stdout

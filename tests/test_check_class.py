@@ -27,7 +27,7 @@ def build_class(folder: Path) -> None:
     copy = folder / "alice" / "ex02_smart_truncate-Copy1.ipynb"  # a JupyterLab "Duplicate": not an exercise
     copy.write_bytes(make_notebook(folder / "bob", "02").read_bytes())  # bob: 02 untouched
     make_notebook(folder / "bob", "08", answer=(ATTEMPTS / "ex08" / "wrong_unsorted_kwargs.py").read_text("utf-8"))
-    make_notebook(folder / "carol", "02", answer="def truncate_head_tail(text, max_chars):\n    while True:\n"
+    make_notebook(folder / "carol", "02", answer="def truncate_json_rows(text, max_chars):\n    while True:\n"
                                                  "        pass\n")
     make_notebook(folder / "carol", "08", first=("import os\nos._exit(1)\n",))
 
@@ -41,9 +41,9 @@ def test_class_report_has_a_row_per_student_and_the_most_failed_checks(tmp_path:
     assert done.returncode == 0, done.stdout + done.stderr
     no_traceback(done)
     rows = {line.split()[0]: line for line in done.stdout.splitlines() if line.startswith(("alice", "bob", "carol"))}
-    assert "8/8 ✔ 完成" in rows["alice"] and "10/10 ✔ 完成" in rows["alice"], done.stdout
-    assert "0/8 ○ 未开始" in rows["bob"] and "9/10 ✘ 进行中" in rows["bob"], done.stdout
-    assert "0/8 ✘ 进行中" in rows["carol"] and "⚠ 无法运行" in rows["carol"], done.stdout
+    assert "9/9 ✔ 完成" in rows["alice"] and "10/10 ✔ 完成" in rows["alice"], done.stdout
+    assert "0/9 ○ 未开始" in rows["bob"] and "9/10 ✘ 进行中" in rows["bob"], done.stdout
+    assert "0/9 ✘ 进行中" in rows["carol"] and "⚠ 无法运行" in rows["carol"], done.stdout
     assert "班级报告：3 名学生 × 2 个练习" in done.stdout and "Copy1" not in done.stdout
     most_failed = done.stdout.split("最常未通过的检查")[1]
     assert "练习 08 · 关键字参数的顺序不影响判断：1/2 名学生未通过" in most_failed, most_failed
@@ -54,7 +54,7 @@ def test_class_report_has_a_row_per_student_and_the_most_failed_checks(tmp_path:
     with open(table, encoding="utf-8-sig", newline="") as f:
         records = {(r["student"], r["exercise"]): r for r in csv.DictReader(f)}
     assert len(records) == 6
-    assert records[("alice", "02")]["status"] == "done" and records[("alice", "02")]["passed"] == "8"
+    assert records[("alice", "02")]["status"] == "done" and records[("alice", "02")]["passed"] == "9"
     assert records[("bob", "02")]["status"] == "not_started"
     assert records[("bob", "08")]["failed_checks"] == "keyword_order_irrelevant"
     assert records[("carol", "08")]["status"] == "could_not_run" and "退出" in records[("carol", "08")]["problem"]

@@ -21,7 +21,7 @@ from toolkit.check.build import build_nbgrader, nbgrader_source
 pytest.importorskip("nbgrader", reason="nbgrader is not installed (pip install -r requirements-ci.txt)")
 
 ROOT = Path(__file__).resolve().parents[1]
-HALF_RIGHT = ROOT / "tests" / "attempts" / "ex03" / "wrong_real_sleep.py"  # 7 of 11 checks pass
+HALF_RIGHT = ROOT / "tests" / "attempts" / "ex03" / "wrong_chapter_copy.py"  # 6 of 10 checks pass
 
 
 def nbgrader(course: Path, *args: str) -> None:
@@ -48,7 +48,7 @@ def test_source_notebook_has_a_solution_cell_locked_cells_and_a_graded_cell_per_
     graded = [(c, m) for c, m in zip(nb.cells, meta) if m["grade"]]
     assert [m["grade_id"] for _, m in graded] == [f"ex03_{c.id}" for c in get_exercise("03").checks]
     assert all(m["points"] == 1 and m["locked"] for _, m in graded)
-    assert all(f"grade(retry_with_deadline, {check.id!r})" in cell.source
+    assert all(f"grade(retry_with_budget, {check.id!r})" in cell.source
                for (cell, _), check in zip(graded, get_exercise("03").checks))
     assert all(m["locked"] for m in meta if not m["solution"])
     assert "参考答案的取舍" not in nbformat.writes(nb)  # the solution's notes stay out of the course
@@ -83,4 +83,4 @@ def test_nbgrader_round_trip_gives_full_marks_zero_and_partial_credit(tmp_path: 
         assert scores[(name, "solutions")] == (total, total), name
     for name in ("ex01_parse_tool_result", "ex03_retry", "ex08_pitfalls"):
         assert scores[(name, "untouched")][0] == 0.0, name
-    assert scores[("ex03_retry", "half")] == (7.0, 11.0)
+    assert scores[("ex03_retry", "half")] == (6.0, 10.0)

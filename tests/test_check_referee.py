@@ -131,12 +131,12 @@ def test_a_property_check_shows_the_example_the_students_code_raised_on() -> Non
 # --- the worker and its limits ----------------------------------------------------------------------
 
 def test_a_call_that_does_not_return_is_ended_and_the_next_call_gets_a_fresh_worker() -> None:
-    def truncate_head_tail(text, max_chars):
+    def truncate_json_rows(text, max_chars):
         while text == "loop":
             pass
         return text[:max_chars]
 
-    player = Player(get_exercise("02"), blob_of(truncate_head_tail), time_limit=1.0)
+    player = Player(get_exercise("02"), blob_of(truncate_json_rows), time_limit=1.0)
     player.start()
     with pytest.raises(Hang):
         player("loop", 3)
@@ -145,13 +145,13 @@ def test_a_call_that_does_not_return_is_ended_and_the_next_call_gets_a_fresh_wor
 
 
 def test_os_exit_ends_only_the_worker() -> None:
-    def truncate_head_tail(text, max_chars):
+    def truncate_json_rows(text, max_chars):
         import os
         if text == "exit":
             os._exit(7)
         return text
 
-    player = Player(get_exercise("02"), blob_of(truncate_head_tail))
+    player = Player(get_exercise("02"), blob_of(truncate_json_rows))
     player.start()
     with pytest.raises(Crashed) as crash:
         player("exit", 3)
@@ -161,14 +161,14 @@ def test_os_exit_ends_only_the_worker() -> None:
 
 
 def test_real_sleeps_are_recorded_not_waited_and_prints_are_captured() -> None:
-    def truncate_head_tail(text, max_chars):
+    def truncate_json_rows(text, max_chars):
         import time
         print("调试", end=" ")
         time.sleep(30)
         asyncio.run(asyncio.sleep(20))
         return text
 
-    player = Player(get_exercise("02"), blob_of(truncate_head_tail), time_limit=10.0)
+    player = Player(get_exercise("02"), blob_of(truncate_json_rows), time_limit=10.0)
     player.start()
     assert player("x", 3) == "x"
     assert player.sleeps == [["time.sleep", 30], ["asyncio.sleep", 20]]
@@ -179,9 +179,9 @@ def test_real_sleeps_are_recorded_not_waited_and_prints_are_captured() -> None:
 def test_an_object_that_cannot_be_copied_to_a_worker_is_one_chinese_line() -> None:
     lock = threading.Lock()
 
-    def truncate_head_tail(text, max_chars):
+    def truncate_json_rows(text, max_chars):
         with lock:
             return text
 
-    with pytest.raises(ValueError, match="没法把 truncate_head_tail 交给检查进程"):
-        blob_of(truncate_head_tail)
+    with pytest.raises(ValueError, match="没法把 truncate_json_rows 交给检查进程"):
+        blob_of(truncate_json_rows)

@@ -331,9 +331,27 @@ def test_bad_sizes_raise_value_error_with_advice(kwargs):
         smart_truncate("text", **kwargs)
 
 
-def test_oversized_keep_message_says_how_to_fix():
-    with pytest.raises(ValueError, match="keep_head \\+ keep_tail"):
+def test_oversized_keep_message_says_how_to_fix_in_chinese():
+    with pytest.raises(ValueError) as caught:
         smart_truncate("text", max_chars=100, keep_head=80, keep_tail=30)
+    message = str(caught.value)
+    assert "keep_head + keep_tail（80 + 30 = 110）超过了 max_chars（100）" in message
+    assert "让两者之和不超过 100" in message and "max_chars 调到至少 110" in message
+
+
+@pytest.mark.parametrize("kwargs, advice", [({"max_chars": -1}, "max_chars 不能是负数"),
+                                            ({"keep_head": 1.5}, "keep_head 应该是整数"),
+                                            ({"keep_tail": True}, "keep_tail 应该是整数")])
+def test_bad_size_messages_name_the_argument_and_the_fix(kwargs, advice):
+    with pytest.raises(ValueError, match=advice) as caught:
+        smart_truncate("text", **kwargs)
+    assert "请传" in str(caught.value)
+
+
+def test_non_string_message_says_what_to_use_instead():
+    with pytest.raises(TypeError, match="parse_tool_result") as caught:
+        smart_truncate(["a"])
+    assert "只截断字符串" in str(caught.value) and "shrink_json" in str(caught.value)
 
 
 @pytest.mark.parametrize("value", [None, 123, b"bytes", ["a"]])
@@ -474,6 +492,11 @@ def test_work_is_bounded_by_the_budget_not_the_input():
 def test_shrink_json_refuses_a_non_positive_budget():
     with pytest.raises(ValueError):
         shrink_json({}, 0)
+
+
+def test_shrink_json_budget_message_says_how_to_fix_in_chinese():
+    with pytest.raises(ValueError, match="收到的是 2：请把 max_chars 调到 3 或更大"):
+        shrink_json([1, 2, 3], max_chars=2)
 
 
 # --- helpers --------------------------------------------------------------------------------------------------

@@ -262,7 +262,8 @@ def shrink_json(obj: Any, max_chars: int = 8000) -> Any:
     of `obj`. Raises ValueError when max_chars < 3 (the shortest note, "…", needs 3).
     """
     if not isinstance(max_chars, int) or isinstance(max_chars, bool) or max_chars < 3:
-        raise ValueError(f"max_chars must be an int >= 3 (room for the note \"…\"), got {max_chars!r}")
+        raise ValueError(f"max_chars 应该是不小于 3 的整数（最短的说明 \"…\" 写成 JSON 也要 3 个字符），"
+                         f"收到的是 {max_chars!r}：请把 max_chars 调到 3 或更大")
     return _shrink(obj, max_chars)[0]
 
 

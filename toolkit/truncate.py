@@ -19,15 +19,17 @@ _SENTENCE_END = re.compile(r"[。！？!?；;]|\.\s")
 
 
 def _check_budget_args(max_chars: int, keep_head: int, keep_tail: int) -> None:
+    """ValueError for sizes no cut can honour; the message (Chinese: students call this) says how to fix the call."""
     for name, value in (("max_chars", max_chars), ("keep_head", keep_head), ("keep_tail", keep_tail)):
         if not isinstance(value, int) or isinstance(value, bool):
-            raise ValueError(f"{name} must be an int, got {value!r}")
+            raise ValueError(f"{name} 应该是整数（字符数），收到的是 {value!r}：请传 int，例如 {name}=1000")
         if value < 0:
-            raise ValueError(f"{name} must be >= 0, got {value}")
+            raise ValueError(f"{name} 不能是负数，收到的是 {value}：请传 0 或正整数（0 表示这一段一个字符也不留）")
     if keep_head + keep_tail > max_chars:
         raise ValueError(
-            f"keep_head + keep_tail ({keep_head} + {keep_tail}) must not exceed max_chars ({max_chars}); "
-            "lower keep_head/keep_tail or raise max_chars")
+            f"keep_head + keep_tail（{keep_head} + {keep_tail} = {keep_head + keep_tail}）超过了 max_chars（{max_chars}），"
+            f"开头和结尾会重叠：把 keep_head 或 keep_tail 调小，让两者之和不超过 {max_chars}；"
+            f"或者把 max_chars 调到至少 {keep_head + keep_tail}")
 
 
 def _head_end(text: str, keep_head: int) -> int:
@@ -119,7 +121,8 @@ def truncate_parts(text: str, max_chars: int = 8000, keep_head: int = 4000, keep
     """Where smart_truncate cuts `text`, as a Truncation (same arguments, same errors, same rules)."""
     _check_budget_args(max_chars, keep_head, keep_tail)
     if not isinstance(text, str):
-        raise TypeError(f"smart_truncate expects str, got {type(text).__name__}; use parse_tool_result for other values")
+        raise TypeError(f"smart_truncate 只截断字符串 str，收到的是 {type(text).__name__}："
+                        "其他类型的值先用 parse_tool_result 变成文本，JSON 数据用 shrink_json")
     if len(text) <= max_chars:
         return Truncation(text, 0, "", "")
     head_end = _whole_secret_head(text, _head_end(text, keep_head))
@@ -139,7 +142,7 @@ def smart_truncate(text: str, max_chars: int = 8000, keep_head: int = 4000, keep
     never longer than keep_head + keep_tail + the marker. `truncate_parts`
     gives the same cut as its parts (head, omitted count, tail, marker).
 
-    Raises ValueError for negative sizes or keep_head + keep_tail > max_chars,
-    TypeError when `text` is not a str.
+    Raises ValueError for sizes that are not ints, negative sizes or keep_head + keep_tail > max_chars,
+    TypeError when `text` is not a str; their messages (Chinese) say how to fix the call.
     """
     return truncate_parts(text, max_chars, keep_head, keep_tail).text

@@ -1,7 +1,7 @@
 """The exercise checker: `check(my_fn)` in a notebook, `python -m toolkit.check` in a shell, `run_checks` in pytest.
 
     from toolkit.check import check
-    check(truncate_head_tail)                 # exercise found from the function's name
+    check(truncate_json_rows)                 # exercise found from the function's name
     check(my_fn, exercise="02")               # or named explicitly
     check(my_truncate, "ch02", only=["exact_count"])   # a chapter's step: some of the chapter's own checks
 

@@ -182,7 +182,8 @@ class Report:
 
     def render(self) -> str:
         """The Chinese pass/fail table, with a reason and a hint under each failed row."""
-        lines = [f"练习 {self.exercise} · {self.title}（检查 {self.function}）", ""]
+        where = f"第 {self.exercise[2:]} 章" if self.exercise.startswith("ch") else f"练习 {self.exercise}"
+        lines = [f"{where} · {self.title}（检查 {self.function}）", ""]
         if self.problem:
             lines += [f"⚠ 检查没有运行：{self.problem}", ""]
         width = max((_width(r.title) for r in self.results), default=10)

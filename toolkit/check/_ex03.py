@@ -1,70 +1,114 @@
-"""Exercise 03: retry_with_deadline — only transient errors, Retry-After, a deadline, waits on the simulated clock."""
+"""Exercise 03: retry_with_budget — the chapter's retry, with a retry budget (a token bucket) shared by many calls:
+a retry costs 5 tokens, a success refunds 1 up to the capacity, an empty bucket means no more retries."""
 from __future__ import annotations
 
 from typing import Any
 
 from ._core import Check, Exercise, Fail, expect_pair, no_real_sleep, tool_awaited
-from ._tools import retry_run
+from ._tools import budget_run
+
+RETRY_COST = 5
 
 
-class Run:
-    """What one call of the student's retry function did: its (result, error) and the tool's record."""
+class Runs:
+    """What a row of calls of the student's function did, all sharing one budget dict."""
 
-    def __init__(self, play: Any, plan: list[Any], *, waits: bool = False, **params: Any) -> None:
-        seen = play.run("retry_run", plan=plan, **params)
-        tool_awaited(seen)
+    def __init__(self, play: Any, plans: list[list[Any]], *, tokens: int = 100, capacity: int = 100,
+                 waits: bool = False, **params: Any) -> None:
+        seen = play.run("budget_run", plans=plans, budget={"tokens": tokens, "capacity": capacity}, **params)
+        tool_awaited({"not_awaited": sum(r["not_awaited"] for r in seen["records"])})
         if waits:
             no_real_sleep(play)
-        self.result, self.error = expect_pair(seen["value"])
-        self.calls, self.times, self.args = seen["calls"], seen["times"], seen["args"]
-        self.waits, self.now = seen["waits"], seen["now"]
+        self.pairs = [expect_pair(v) for v in seen["values"]]
+        self.result, self.error = self.pairs[-1]
+        self.calls = [r["calls"] for r in seen["records"]]
+        self.times = seen["records"][-1]["times"]
+        self.waits, self.tokens = seen["waits"], seen["tokens"]
 
 
 def check_success(play: Any) -> None:
-    run = Run(play, ["ok"], result={"total_sales": 9692})
+    run = Runs(play, [["ok"]], result={"total_sales": 9692})
     if run.error is not None or run.result != {"total_sales": 9692}:
         raise Fail(f"一次成功时应返回 (结果, None)，得到 ({run.result!r}, {run.error!r})")
-    if run.calls != 1:
-        raise Fail(f"成功后不应再调用，工具被调用了 {run.calls} 次")
+    if run.calls != [1]:
+        raise Fail(f"成功后不应再调用，工具被调用了 {run.calls[0]} 次")
 
 
 def check_transient(play: Any) -> None:
-    run = Run(play, ["timeout", "connection", "ok"], result="第三次成功")
+    run = Runs(play, [["timeout", "connection", "ok"]], result="第三次成功")
     if (run.result, run.error) != ("第三次成功", None):
         raise Fail(f"超时、连接错误之后第三次成功，应返回 ('第三次成功', None)，得到 ({run.result!r}, {run.error!r})")
-    if run.calls != 3:
-        raise Fail(f"工具应被调用 3 次，实际 {run.calls} 次")
+    if run.calls != [3]:
+        raise Fail(f"工具应被调用 3 次，实际 {run.calls[0]} 次")
 
 
-def check_permission(play: Any) -> None:
+def check_fatal(play: Any) -> None:
     for step, label in (("permission", "PermissionError"), ("value", "ValueError（参数错误）")):
-        run = Run(play, [step, "ok"])
-        if run.calls != 1:
-            raise Fail(f"{label} 重试也没用，应只调用 1 次，实际 {run.calls} 次")
+        run = Runs(play, [[step, "ok"]])
+        if run.calls != [1]:
+            raise Fail(f"{label} 重试也没用，应只调用 1 次，实际 {run.calls[0]} 次")
         if not run.error or run.result is not None:
             raise Fail(f"{label} 时应返回 (None, 错误说明)，得到 ({run.result!r}, {run.error!r})")
+        if run.tokens != 100:
+            raise Fail(f"{label} 没有重试，不该花令牌：额度从 100 变成了 {run.tokens!r}")
 
 
 def check_max_retries(play: Any) -> None:
-    for max_retries in (3, 1):
-        run = Run(play, ["timeout"], kwargs={"max_retries": max_retries})
-        if run.calls != max_retries + 1:
+    for max_retries in (3, 0):
+        run = Runs(play, [["timeout"]], kwargs={"max_retries": max_retries})
+        if run.calls != [max_retries + 1]:
             raise Fail(f"max_retries={max_retries} 表示第一次之后最多再试 {max_retries} 次（共 {max_retries + 1} 次），"
-                       f"实际调用了 {run.calls} 次")
+                       f"实际调用了 {run.calls[0]} 次")
         if not run.error or run.result is not None:
             raise Fail(f"一直超时应返回 (None, 错误说明)，得到 ({run.result!r}, {run.error!r})")
         if str(max_retries + 1) not in str(run.error):
             raise Fail(f"错误说明应写出一共尝试了几次（{max_retries + 1}），得到 {run.error!r}")
 
 
-def check_zero(play: Any) -> None:
-    run = Run(play, ["timeout"], kwargs={"max_retries": 0})
-    if run.calls != 1 or not run.error:
-        raise Fail(f"max_retries=0 应只试 1 次并返回错误，实际调用 {run.calls} 次，error={run.error!r}")
+def check_costs(play: Any) -> None:
+    run = Runs(play, [["timeout", "connection", "ok"]], tokens=100, capacity=100)
+    if run.calls != [3]:
+        raise Fail(f"额度充足时应照常重试：工具应被调用 3 次，实际 {run.calls[0]} 次")
+    expected = 100 - 2 * RETRY_COST + 1
+    if run.tokens != expected:
+        raise Fail(f"两次重试各花 {RETRY_COST} 个令牌，成功后还回 1 个：100 − 10 + 1 = {expected}，"
+                   f"实际剩 {run.tokens!r}（budget[\"tokens\"] 要在传进来的那个字典里改）")
+
+
+def check_empty(play: Any) -> None:
+    run = Runs(play, [["timeout"]], tokens=4)
+    if run.calls != [1]:
+        raise Fail(f"只剩 4 个令牌，不够一次重试（{RETRY_COST} 个）：应只调用 1 次，实际 {run.calls[0]} 次")
+    if not run.error or run.result is not None or "额度" not in str(run.error):
+        raise Fail(f"额度不够时应返回 (None, 错误说明)，说明里写出「额度」用完了，得到 ({run.result!r}, {run.error!r})")
+    if run.tokens != 4:
+        raise Fail(f"没有重试就不该扣令牌：应还剩 4 个，实际 {run.tokens!r}")
+    run = Runs(play, [["timeout"]], tokens=2 * RETRY_COST)
+    if run.calls != [3] or run.tokens != 0:
+        raise Fail(f"剩 {2 * RETRY_COST} 个令牌刚好够两次重试（共 3 次调用、剩 0 个），"
+                   f"实际调用 {run.calls[0]} 次、剩 {run.tokens!r} 个")
+
+
+def check_shared(play: Any) -> None:
+    run = Runs(play, [["timeout"]] * 100, tokens=100, capacity=100)
+    total = sum(run.calls)
+    if total != 120:
+        raise Fail(f"100 次调用一个一直超时的工具，共享 100 个令牌（每次重试 {RETRY_COST} 个）：应一共请求 120 次"
+                   f"（100 次第一次调用 + 20 次重试），实际 {total} 次"
+                   + ("；额度要跨调用共享，不要每次调用复制一份" if total > 120 else ""))
+
+
+def check_refund_capped(play: Any) -> None:
+    run = Runs(play, [["ok"]] * 3, tokens=50, capacity=100)
+    if run.tokens != 53:
+        raise Fail(f"每次成功还回 1 个令牌：50 个令牌、3 次成功后应有 53 个，实际 {run.tokens!r}")
+    run = Runs(play, [["ok"]], tokens=100, capacity=100)
+    if run.tokens != 100:
+        raise Fail(f"令牌不能超过 capacity：满额 100 个时成功一次应还是 100 个，实际 {run.tokens!r}")
 
 
 def check_retry_after(play: Any) -> None:
-    run = Run(play, ["rate_limited", "rate_limited", "ok"], waits=True, retry_after=5.0, result="限流后成功")
+    run = Runs(play, [["rate_limited", "rate_limited", "ok"]], waits=True, retry_after=5.0, result="限流后成功")
     if (run.result, run.error) != ("限流后成功", None):
         raise Fail(f"限流两次后成功，应返回 ('限流后成功', None)，得到 ({run.result!r}, {run.error!r})")
     waits = [round(t2 - t1, 3) for t1, t2 in zip(run.times, run.times[1:])]
@@ -72,72 +116,38 @@ def check_retry_after(play: Any) -> None:
         raise Fail(f"服务器说 Retry-After 5 秒，两次等待应都 ≥ 5 秒，实际间隔 {waits}")
 
 
-def check_deadline(play: Any) -> None:
-    for plan, latency, deadline, extra in ((["timeout"], 2.0, 10.0, {}),
-                                           (["rate_limited"], 1.0, 6.0, {"retry_after": 4.0})):
-        run = Run(play, plan, waits=True, latency=latency, kwargs={"max_retries": 10, "deadline": deadline}, **extra)
-        if not run.error:
-            raise Fail("一直失败应返回错误")
-        starts = [round(t, 2) for t in run.times]
-        if any(t > deadline + 1e-9 for t in run.times):
-            raise Fail(f"deadline={deadline:g} 秒：不应在第 {deadline:g} 秒之后再开始尝试（开始时刻 {starts}）")
-        if run.times and run.now > run.times[-1] + latency + 1e-9:
-            raise Fail(f"deadline={deadline:g} 秒：最后一次尝试在第 {run.times[-1] + latency:g} 秒结束，之后又等到第 "
-                       f"{run.now:g} 秒才返回：等待之前就要判断「等完会不会超过总时限」，会超过就不再等")
-        if run.calls < 2:
-            raise Fail(f"{deadline:g} 秒内至少来得及重试一次，实际只调用了 {run.calls} 次（开始时刻 {starts}）")
-
-
-def check_clock(play: Any) -> None:
-    run = Run(play, ["timeout", "timeout", "ok"], waits=True)
-    if not run.waits or sum(run.waits) <= 0:
-        raise Fail("重试之间没有在模拟时钟上等待：请 await get_clock().sleep(秒数)")
-
-
 def check_jitter(play: Any) -> None:
     schedules = []
     for seed in (0, 1, 2):
-        run = Run(play, ["timeout", "timeout", "timeout", "ok"], waits=True, seed=seed)
+        run = Runs(play, [["timeout", "timeout", "timeout", "ok"]], waits=True, seed=seed)
         if not run.waits:
-            raise Fail("重试之间没有在模拟时钟上等待，也就谈不上抖动：请 await get_clock().sleep(秒数)")
+            raise Fail("重试之间没有在模拟时钟上等待：请 await get_clock().sleep(秒数)")
         schedules.append(tuple(round(s, 6) for s in run.waits))
     if len(set(schedules)) == 1:
-        raise Fail(f"三个不同随机种子下的等待时间完全一样 {list(schedules[0])}：没有抖动，"
-                   "很多客户端会同时重试（惊群）")
+        raise Fail(f"三个不同随机种子下的等待时间完全一样 {list(schedules[0])}：没有抖动，很多客户端会同时重试（惊群）")
     for waits in schedules:
         if any(w > 30.0 + 1e-9 for w in waits):
             raise Fail(f"等待超过了 30 秒的上限：{list(waits)}")
 
 
-def check_sync(play: Any) -> None:
-    run = Run(play, ["timeout", "ok"], sync=True, result="同步工具的结果")
-    if (run.result, run.error) != ("同步工具的结果", None) or run.calls != 2:
-        raise Fail(f"同步（普通 def）工具也要支持：得到 ({run.result!r}, {run.error!r})，调用 {run.calls} 次")
-
-
-def check_arguments(play: Any) -> None:
-    run = Run(play, ["ok"], args=("上海",), kwargs={"unit": "celsius"})
-    if run.args != [[["上海"], {"unit": "celsius"}]]:
-        raise Fail(f"参数应原样传给工具：期望 ('上海',) 和 {{'unit': 'celsius'}}，实际 {run.args}")
-
-
-EXERCISE = Exercise("03", "03_retry", "重试：只重试暂时性错误，遵守 Retry-After 和总时限", "retry_with_deadline", (
+EXERCISE = Exercise("03", "03_retry", "重试额度：多次调用共享一桶令牌，挂掉的依赖拖不垮整次运行", "retry_with_budget", (
     Check("success_returns_pair", "一次成功：返回 (结果, None)，只调用一次", "成功就 return result, None", check_success),
-    Check("transient_errors_retried", "超时、连接错误会重试，第三次成功", "用 toolkit.classify_error(exc).retryable 判断",
+    Check("transient_errors_retried", "超时、连接错误会重试，第三次成功", "用 classify_error(exc).retryable 判断",
           check_transient),
-    Check("permission_error_not_retried", "PermissionError、参数错误只试一次（原课程执行器会重试它们）",
-          "classify_error(exc).retryable 为 False 时立即返回 (None, 错误说明)", check_permission),
+    Check("fatal_errors_cost_nothing", "PermissionError、参数错误只试一次，也不花令牌",
+          "classify_error(exc).retryable 为 False 时立即返回 (None, 错误说明)，先判断再扣令牌", check_fatal),
     Check("max_retries_counts_retries", "max_retries 是「第一次之后」的重试次数，错误里写出总次数",
-          "循环 max_retries + 1 次；错误说明里写「共尝试 N 次」", check_max_retries),
-    Check("max_retries_zero", "max_retries=0 也返回 (None, 错误)（原课程返回 None）", "不要让循环一次都不返回", check_zero),
+          "最多调用 max_retries + 1 次；错误说明里写「共尝试 N 次」", check_max_retries),
+    Check("retry_costs_tokens", "每次重试花 5 个令牌，成功后还回 1 个",
+          "重试前 budget[\"tokens\"] -= 5；成功时 budget[\"tokens\"] += 1", check_costs),
+    Check("empty_budget_stops_retrying", "令牌不够一次重试时不再重试，错误说明里写「额度」用完",
+          "重试前判断 budget[\"tokens\"] < 5，成立就返回 (None, \"……重试额度已用完……\")", check_empty),
+    Check("budget_shared_across_calls", "100 次调用共享 100 个令牌：一共 120 次请求，不是 400 次",
+          "直接改传进来的 budget 字典，不要复制它，也不要用全局变量", check_shared),
+    Check("refund_capped", "成功还回的令牌不超过 capacity", "budget[\"tokens\"] = min(budget[\"capacity\"], budget[\"tokens\"] + 1)",
+          check_refund_capped),
     Check("retry_after_honoured", "服务器的 Retry-After 被遵守（等待 ≥ 5 秒）",
-          "classify_error(exc).retry_after 有值时，等待 = max(退避时间, retry_after)", check_retry_after),
-    Check("deadline_respected", "整个调用不超过 deadline（含等待和每次调用的耗时）",
-          "开始时记下 get_clock().now()；下一次等待后会超时就停下", check_deadline),
-    Check("waits_on_clock", "等待走模拟时钟，不真的 sleep", "await get_clock().sleep(wait)", check_clock),
-    Check("jitter", "等待有随机抖动，且不超过 30 秒上限", "wait = get_clock().random.uniform(0, min(30, 2 ** n))",
-          check_jitter),
-    Check("sync_tool_works", "普通 def 写的同步工具也能重试", "调用后用 inspect.isawaitable 判断要不要 await",
-          check_sync),
-    Check("arguments_passed", "*args、**kwargs 原样传给工具", "tool_fn(*args, **kwargs)", check_arguments),
-), probes=(retry_run,))
+          "等待 = max(退避时间, classify_error(exc).retry_after or 0)", check_retry_after),
+    Check("jitter", "等待走模拟时钟、有随机抖动，且不超过 30 秒上限",
+          "await get_clock().sleep(get_clock().random.uniform(0, min(30, 2 ** n)))", check_jitter),
+), probes=(budget_run,))

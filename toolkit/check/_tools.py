@@ -93,3 +93,23 @@ def retry_run(fn: Any, *, plan: list[Any], args: tuple = (), kwargs: dict | None
 
     value, clock = simulate(go, seed)
     return {"value": value, **scripted.record(), "waits": clock.sleeps, "now": clock.now()}
+
+
+@probe
+def budget_run(fn: Any, *, plans: list[list[Any]], budget: dict, kwargs: dict | None = None, seed: int = 0,
+               **tool: Any) -> dict:
+    """Probe: call fn(tool, budget=shared, **kwargs) once per plan, one call after another on one simulated
+    clock; each call gets a fresh tool scripted by its plan, and all of them share one budget dict.
+
+    Returns each call's value and its tool's record, the clock's waits and final time, and the budget's
+    tokens and capacity afterwards.
+    """
+    shared = dict(budget)
+    tools = [Scripted(plan, **tool) for plan in plans]
+
+    async def go(clock: Any) -> list[Any]:
+        return [await play(fn, scripted, budget=shared, **(kwargs or {})) for scripted in tools]
+
+    values, clock = simulate(go, seed)
+    return {"values": values, "records": [t.record() for t in tools], "waits": clock.sleeps, "now": clock.now(),
+            "tokens": shared.get("tokens"), "capacity": shared.get("capacity")}

@@ -1,4 +1,4 @@
-"""Backs off with full jitter but never reads the server's Retry-After.
+"""Backs off by its own schedule and ignores the server's Retry-After.
 
 fails: retry_after_honoured | Retry-After 5 秒
 """
@@ -6,21 +6,29 @@ import inspect
 
 from toolkit import classify_error, get_clock
 
+RETRY_COST = 5
 
-async def retry_with_deadline(tool_fn, *args, max_retries=3, deadline=30.0, **kwargs):
+
+async def retry_with_budget(tool_fn, *args, budget, max_retries=3, **kwargs):
     clock = get_clock()
-    start = clock.now()
-    for attempt in range(1, max_retries + 2):
+    attempt = 0
+    while True:
+        attempt += 1
         try:
             result = tool_fn(*args, **kwargs)
             if inspect.isawaitable(result):
                 result = await result
-            return result, None
         except Exception as exc:
             info = classify_error(exc)
-        if not info.retryable or attempt > max_retries:
+        else:
+            budget["tokens"] = min(budget["capacity"], budget["tokens"] + 1)
+            return result, None
+        if not info.retryable:
+            return None, f"{info.message}（不可重试）"
+        if attempt > max_retries:
             return None, f"{info.message}（共尝试 {attempt} 次）"
-        wait = clock.random.uniform(0, min(30, 2 ** (attempt - 1)))
-        if clock.now() - start + wait > deadline:
-            return None, f"{info.message}（共尝试 {attempt} 次）"
+        if budget["tokens"] < RETRY_COST:
+            return None, f"{info.message}（共尝试 {attempt} 次，重试额度已用完）"
+        budget["tokens"] -= RETRY_COST
+        wait = clock.random.uniform(0, min(30.0, 2 ** (attempt - 1)))
         await clock.sleep(wait)

@@ -1,30 +1,34 @@
-"""Reads max_retries as the total number of attempts (range(max_retries)), like the original course.
+"""Counts max_retries as the total number of calls, as the original course code did.
 
-fails: max_retries_counts_retries | max_retries=3 表示第一次之后最多再试 3 次
-fails: max_retries_zero | max_retries=0
+fails: max_retries_counts_retries | 实际调用了 3 次
 """
 import inspect
 
 from toolkit import classify_error, get_clock
 
+RETRY_COST = 5
 
-async def retry_with_deadline(tool_fn, *args, max_retries=3, deadline=30.0, **kwargs):
+
+async def retry_with_budget(tool_fn, *args, budget, max_retries=3, **kwargs):
     clock = get_clock()
-    start = clock.now()
-    error = "没有尝试"
-    for attempt in range(1, max_retries + 1):
+    attempt = 0
+    while True:
+        attempt += 1
         try:
             result = tool_fn(*args, **kwargs)
             if inspect.isawaitable(result):
                 result = await result
-            return result, None
         except Exception as exc:
             info = classify_error(exc)
-            error = f"{info.message}（共尝试 {attempt} 次）"
-            if not info.retryable:
-                return None, error
-        wait = max(clock.random.uniform(0, min(30, 2 ** (attempt - 1))), info.retry_after or 0)
-        if clock.now() - start + wait > deadline:
-            return None, error
-        await clock.sleep(wait)
-    return None, error
+        else:
+            budget["tokens"] = min(budget["capacity"], budget["tokens"] + 1)
+            return result, None
+        if not info.retryable:
+            return None, f"{info.message}（不可重试）"
+        if attempt >= max_retries:
+            return None, f"{info.message}（共尝试 {attempt} 次）"
+        if budget["tokens"] < RETRY_COST:
+            return None, f"{info.message}（共尝试 {attempt} 次，重试额度已用完）"
+        budget["tokens"] -= RETRY_COST
+        wait = clock.random.uniform(0, min(30.0, 2 ** (attempt - 1)))
+        await clock.sleep(max(wait, info.retry_after or 0.0))

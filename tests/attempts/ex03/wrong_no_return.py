@@ -1,33 +1,29 @@
-"""Builds the pair but forgets `return` on success: the function returns None there.
+"""A for loop that forgets the last `return`: when the retries run out the function falls off its end
+and returns None instead of (None, error).
 
-fails: success_returns_pair | None（是不是忘了 return？）
-fails: transient_errors_retried | None（是不是忘了 return？）
-fails: retry_after_honoured | None（是不是忘了 return？）
-fails: waits_on_clock | None（是不是忘了 return？）
-fails: jitter | None（是不是忘了 return？）
-fails: sync_tool_works | None（是不是忘了 return？）
-fails: arguments_passed | None（是不是忘了 return？）
+fails: max_retries_counts_retries | 忘了 return
+fails: budget_shared_across_calls | 忘了 return
 """
 import inspect
 
 from toolkit import classify_error, get_clock
 
 
-async def retry_with_deadline(tool_fn, *args, max_retries=3, deadline=30.0, **kwargs):
+async def retry_with_budget(tool_fn, *args, budget, max_retries=3, **kwargs):
     clock = get_clock()
-    start = clock.now()
-    for attempt in range(1, max_retries + 2):
+    for attempt in range(max_retries + 1):
         try:
             result = tool_fn(*args, **kwargs)
             if inspect.isawaitable(result):
                 result = await result
-            outcome = (result, None)
-            break
+            budget["tokens"] = min(budget["capacity"], budget["tokens"] + 1)
+            return result, None
         except Exception as exc:
             info = classify_error(exc)
-        if not info.retryable or attempt > max_retries:
-            return None, f"{info.message}（共尝试 {attempt} 次）"
-        wait = max(clock.random.uniform(0, min(30, 2 ** (attempt - 1))), info.retry_after or 0)
-        if clock.now() - start + wait > deadline:
-            return None, f"{info.message}（共尝试 {attempt} 次）"
-        await clock.sleep(wait)
+        if not info.retryable:
+            return None, info.message
+        if budget["tokens"] < 5:
+            return None, f"{info.message}（重试额度已用完，共尝试 {attempt + 1} 次）"
+        if attempt < max_retries:
+            budget["tokens"] -= 5
+            await clock.sleep(max(clock.random.uniform(0, min(30, 2 ** attempt)), info.retry_after or 0))

@@ -2,25 +2,40 @@
 
 fails: success_returns_pair | 没有 await
 fails: transient_errors_retried | 没有 await
-fails: permission_error_not_retried | 没有 await
+fails: fatal_errors_cost_nothing | 没有 await
 fails: max_retries_counts_retries | 没有 await
-fails: max_retries_zero | 没有 await
+fails: retry_costs_tokens | 没有 await
+fails: empty_budget_stops_retrying | 没有 await
+fails: budget_shared_across_calls | 没有 await
+fails: refund_capped | 没有 await
 fails: retry_after_honoured | 没有 await
-fails: deadline_respected | 没有 await
-fails: waits_on_clock | 没有 await
 fails: jitter | 没有 await
-fails: arguments_passed | 没有 await
 """
+import inspect
+
 from toolkit import classify_error, get_clock
 
+RETRY_COST = 5
 
-async def retry_with_deadline(tool_fn, *args, max_retries=3, deadline=30.0, **kwargs):
+
+async def retry_with_budget(tool_fn, *args, budget, max_retries=3, **kwargs):
     clock = get_clock()
-    for attempt in range(max_retries + 1):
+    attempt = 0
+    while True:
+        attempt += 1
         try:
-            return tool_fn(*args, **kwargs), None
+            result = tool_fn(*args, **kwargs)
         except Exception as exc:
             info = classify_error(exc)
-            if not info.retryable or attempt == max_retries:
-                return None, f"{info.message}（共尝试 {attempt + 1} 次）"
-        await clock.sleep(clock.random.uniform(0, min(30, 2 ** attempt)))
+        else:
+            budget["tokens"] = min(budget["capacity"], budget["tokens"] + 1)
+            return result, None
+        if not info.retryable:
+            return None, f"{info.message}（不可重试）"
+        if attempt > max_retries:
+            return None, f"{info.message}（共尝试 {attempt} 次）"
+        if budget["tokens"] < RETRY_COST:
+            return None, f"{info.message}（共尝试 {attempt} 次，重试额度已用完）"
+        budget["tokens"] -= RETRY_COST
+        wait = clock.random.uniform(0, min(30.0, 2 ** (attempt - 1)))
+        await clock.sleep(max(wait, info.retry_after or 0.0))

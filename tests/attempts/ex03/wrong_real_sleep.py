@@ -1,26 +1,36 @@
-"""Waits with asyncio.sleep instead of the simulated clock: correct results, but every wait is real.
+"""Waits with asyncio.sleep instead of the simulated clock: right answers, real waits.
 
 fails: retry_after_honoured | 用了真实的 sleep
-fails: deadline_respected | 用了真实的 sleep
-fails: waits_on_clock | 用了真实的 sleep
 fails: jitter | 用了真实的 sleep
 """
 import asyncio
 import inspect
-import random
 
-from toolkit import classify_error
+from toolkit import classify_error, get_clock
+
+RETRY_COST = 5
 
 
-async def retry_with_deadline(tool_fn, *args, max_retries=3, deadline=30.0, **kwargs):
-    for attempt in range(max_retries + 1):
+async def retry_with_budget(tool_fn, *args, budget, max_retries=3, **kwargs):
+    clock = get_clock()
+    attempt = 0
+    while True:
+        attempt += 1
         try:
             result = tool_fn(*args, **kwargs)
             if inspect.isawaitable(result):
                 result = await result
-            return result, None
         except Exception as exc:
             info = classify_error(exc)
-            if not info.retryable or attempt == max_retries:
-                return None, f"{info.message}（共尝试 {attempt + 1} 次）"
-        await asyncio.sleep(max(random.uniform(0, min(30, 2 ** attempt)), info.retry_after or 0))
+        else:
+            budget["tokens"] = min(budget["capacity"], budget["tokens"] + 1)
+            return result, None
+        if not info.retryable:
+            return None, f"{info.message}（不可重试）"
+        if attempt > max_retries:
+            return None, f"{info.message}（共尝试 {attempt} 次）"
+        if budget["tokens"] < RETRY_COST:
+            return None, f"{info.message}（共尝试 {attempt} 次，重试额度已用完）"
+        budget["tokens"] -= RETRY_COST
+        wait = clock.random.uniform(0, min(30.0, 2 ** (attempt - 1)))
+        await asyncio.sleep(max(wait, info.retry_after or 0.0))

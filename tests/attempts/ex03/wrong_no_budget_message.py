@@ -1,0 +1,35 @@
+"""Stops on an empty budget but says only the tool's error: the model cannot tell that the
+run's retries are used up.
+
+fails: empty_budget_stops_retrying | 「额度」
+"""
+import inspect
+
+from toolkit import classify_error, get_clock
+
+RETRY_COST = 5
+
+
+async def retry_with_budget(tool_fn, *args, budget, max_retries=3, **kwargs):
+    clock = get_clock()
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            result = tool_fn(*args, **kwargs)
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as exc:
+            info = classify_error(exc)
+        else:
+            budget["tokens"] = min(budget["capacity"], budget["tokens"] + 1)
+            return result, None
+        if not info.retryable:
+            return None, f"{info.message}（不可重试）"
+        if attempt > max_retries:
+            return None, f"{info.message}（共尝试 {attempt} 次）"
+        if budget["tokens"] < RETRY_COST:
+            return None, f"{info.message}（共尝试 {attempt} 次）"
+        budget["tokens"] -= RETRY_COST
+        wait = clock.random.uniform(0, min(30.0, 2 ** (attempt - 1)))
+        await clock.sleep(max(wait, info.retry_after or 0.0))
