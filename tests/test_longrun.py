@@ -152,3 +152,36 @@ def test_a_students_clear_function_plugs_in_and_a_broken_one_sends_the_whole_lis
     assert "clear 应返回消息列表" in run.transcript[0]["clear_error"]
     with pytest.raises(ValueError, match="clear"):
         _run(clear="yes")
+
+
+def test_the_approval_panel_resumes_the_run_with_each_click():
+    from toolkit.widgets import ApprovalPanel
+
+    run, outbox = _run(approve=None)
+    panel = ApprovalPanel(run)
+    assert "等待审批" in repr(panel) and CUSTOMERS[0] in panel.view.value and not panel.approve_button.disabled
+    panel.approve_button.click()
+    assert [n["customer"] for n in outbox.sent] == CUSTOMERS[:1] and CUSTOMERS[1] in panel.view.value
+    panel.reason.value = "客户退订了通知"
+    panel.deny_button.click()
+    assert panel.decisions[1][1:] == (False, "客户退订了通知") and panel.reason.value == ""
+    while panel.run.stopped == "needs_approval":
+        panel.approve()
+    assert panel.run.ok and panel.approve_button.disabled and "运行结束" in repr(panel)
+    assert f"没有发送的 1 位：{CUSTOMERS[1]}" in panel.view.value
+    panel.deny("太晚了")  # nothing waits: a late click changes nothing
+    assert len(panel.decisions) == len([s for s in panel.run.transcript if s["kind"] == "tool"
+                                        and s["name"] == "send_notice"])
+
+
+def test_the_context_chart_draws_one_line_per_run():
+    from toolkit.viz import context_growth, context_sizes
+
+    full, _ = _run()
+    cleared, _ = _run(clear=ClearPolicy(budget_chars=3000))
+    fig = context_growth({"不清除": full, "清除旧结果": cleared}, budget=3000)
+    lines = {line.get_gid(): list(line.get_ydata()) for line in fig.axes[0].lines if line.get_gid()}
+    assert lines["run-不清除"] == context_sizes(full) and lines["run-清除旧结果"] == context_sizes(cleared)
+    assert "budget" in lines and len(context_sizes(full)) == full.turns
+    with pytest.raises(ValueError):
+        context_growth({"空": []})
