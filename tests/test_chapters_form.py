@@ -78,7 +78,7 @@ PIECES = {
 }
 QUESTION = re.compile(r"\*\*想一想 (\d+)：\*\*")
 SOURCE_LINK = re.compile(r"\[([^\]]*)\]\(\.\./(toolkit/[^)#\s]+\.py)(?:#L(\d+)(?:-L(\d+))?)?\)")
-PICTURES = {"04": "```mermaid", "05": "```mermaid", "06": "```mermaid", "07": "```mermaid"}
+PICTURES = {"01": "```mermaid", "04": "```mermaid", "05": "```mermaid", "06": "```mermaid", "07": "```mermaid"}
 STUDENT_NOTEBOOKS = sorted([*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "exercises").glob("*.ipynb"),
                             *(ROOT / "solutions").glob("*.ipynb")])
 PICTURES["03"] = "```mermaid"  # the retry decision, drawn in chapter 03
