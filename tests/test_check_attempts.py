@@ -18,6 +18,7 @@ ATTEMPTS = Path(__file__).resolve().parent / "attempts"
 FILES = sorted(ATTEMPTS.glob("ex*/*.py"))
 EXPECT = re.compile(r"^fails:\s*(\S+)\s*\|\s*(.+?)\s*$", re.M)
 KEPT_DESIGN = ("03", "06", "07", "08")  # exercises 01, 02, 04 and 05 are being redesigned
+KEPT_DESIGN += ("05",)  # redesigned (call_more_tools, present_broadened): its attempts are in place
 
 
 @pytest.fixture(scope="module")
