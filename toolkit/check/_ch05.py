@@ -65,7 +65,8 @@ def check_zero(play: Any) -> None:
 
 
 def check_empty(play: Any) -> None:
-    for value in (None, "", "  ", [], {}, "[]", "{}"):
+    empties: tuple[Any, ...] = (None, "", "  ", [], {}, "[]", "{}")
+    for value in empties:
         expect_action(play, ToolResult("search", value), "retry_with_broader_query", f"结果是 {value!r}（空）")
 
 
