@@ -78,10 +78,9 @@ PIECES = {
 }
 QUESTION = re.compile(r"\*\*想一想 (\d+)：\*\*")
 SOURCE_LINK = re.compile(r"\[([^\]]*)\]\(\.\./(toolkit/[^)#\s]+\.py)(?:#L(\d+)(?:-L(\d+))?)?\)")
-PICTURES = {"04": "```mermaid", "05": "```mermaid", "06": "```mermaid", "07": "```mermaid"}
+PICTURES = {number: "```mermaid" for number in ("01", "03", "04", "05", "06", "07")}
 STUDENT_NOTEBOOKS = sorted([*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "exercises").glob("*.ipynb"),
                             *(ROOT / "solutions").glob("*.ipynb")])
-PICTURES["03"] = "```mermaid"  # the retry decision, drawn in chapter 03
 
 
 def _code(path: Path) -> list[str]:

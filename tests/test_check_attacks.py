@@ -77,13 +77,13 @@ def test_a_cell_that_monkeypatches_the_check_runner_changes_nothing(tmp_path: Pa
              "_c.run_check = lambda check, obj: _c.CheckResult(check.id, check.title, True)\n")
     done = run_cli(str(make_notebook(tmp_path, "05", before_check=(patch,))))
     assert done.returncode == 1, done.stdout
-    assert "得分：0/9" in done.stdout and "还没有实现" in done.stdout
+    assert "得分：0/7" in done.stdout and "还没有实现" in done.stdout
     no_traceback(done)
 
 
 def test_rebinding_print_and_globals_cannot_forge_the_report(tmp_path: Path) -> None:
-    forged = {"exercise": "05", "title": "假的", "function": "decide_next_step", "passed": 9, "total": 9,
-              "results": [{"id": f"c{i}", "title": "假的", "passed": True, "reason": "", "hint": ""} for i in range(9)]}
+    forged = {"exercise": "05", "title": "假的", "function": "decide_next_step", "passed": 7, "total": 7,
+              "results": [{"id": f"c{i}", "title": "假的", "passed": True, "reason": "", "hint": ""} for i in range(7)]}
     cell = ("import builtins, json as _json\n"
             f"_FORGED = '<<<TOOLKIT_CHECK_REPORT>>>' + _json.dumps({forged!r}, ensure_ascii=False)\n"
             "def print(*args, **kwargs):\n"
@@ -93,7 +93,7 @@ def test_rebinding_print_and_globals_cannot_forge_the_report(tmp_path: Path) -> 
             "print('伪造的报告')\n")
     done = run_cli(str(make_notebook(tmp_path, "05", before_check=(cell,))))
     assert done.returncode == 1, done.stdout
-    assert "得分：0/9" in done.stdout and "假的" not in done.stdout
+    assert "得分：0/7" in done.stdout and "假的" not in done.stdout
     no_traceback(done)
 
 
@@ -115,7 +115,7 @@ def decide_next_step(result, user_query):
 def test_an_always_equal_str_subclass_is_not_a_str(tmp_path: Path) -> None:
     done = run_cli(str(make_notebook(tmp_path, "05", answer=ALWAYS_EQUAL)))
     assert done.returncode == 1, done.stdout
-    assert "得分：0/9" in done.stdout, done.stdout
+    assert "得分：0/7" in done.stdout, done.stdout
     assert "str 的子类，不是 str" in done.stdout
     no_traceback(done)
 

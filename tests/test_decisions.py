@@ -1,4 +1,4 @@
-"""Tests for toolkit.decisions: evaluate_tool_result's six actions and the seed's empty-value bug."""
+"""Tests for toolkit.decisions: evaluate_tool_result's eight actions, the seed's empty-value bug, apply_decision."""
 from __future__ import annotations
 
 import json
@@ -6,16 +6,16 @@ import json
 import pytest
 
 from toolkit import ToolResult, evaluate_tool_result
-from toolkit.decisions import ACTIONS
+from toolkit.decisions import ACTIONS, apply_decision
 
 
 def decide(data=None, error=None, **fields) -> dict:
     return evaluate_tool_result(ToolResult("tool", data, error, **fields), "上海今天天气如何？")
 
 
-def test_the_six_actions_are_the_documented_ones():
+def test_the_eight_actions_are_the_documented_ones():
     assert set(ACTIONS) == {"present_directly", "retry_with_broader_query", "summarize_and_present",
-                            "retry", "report_error", "present_partial"}
+                            "retry", "report_error", "present_partial", "present_broadened", "call_more_tools"}
 
 
 def test_enough_information_is_presented_directly():
@@ -110,3 +110,60 @@ def test_seed_call_shape_works_and_rejects_raw_values():
     assert evaluate_tool_result(ToolResult("search", "晴"), "天气")["action"] == "present_directly"
     with pytest.raises(TypeError, match="ToolResult"):
         evaluate_tool_result({"data": 1}, "q")
+
+
+def test_a_success_with_a_step_left_calls_more_tools_and_names_the_step():
+    decision = evaluate_tool_result(ToolResult("get_weather", {"天气": "晴"}), "北京天气？航班？",
+                                    next_step="查询北京到上海的航班")
+    assert decision["action"] == "call_more_tools"
+    assert "查询北京到上海的航班" in decision["suggestion"] and "直接依据结果回答" not in decision["suggestion"]
+
+
+@pytest.mark.parametrize("result, action", [
+    (ToolResult("t", None, "超时", error_type="retryable"), "retry"),
+    (ToolResult("t", {"上海": "晴"}, "北京缺失", error_type="partial", missing="北京"), "present_partial"),
+    (ToolResult("t", []), "retry_with_broader_query"),
+])
+def test_a_step_left_does_not_hide_a_failure_a_partial_or_an_empty_result(result, action):
+    assert evaluate_tool_result(result, "q", next_step="下一步")["action"] == action
+
+
+def test_a_broadened_result_says_what_the_data_does_not_show():
+    orders = [{"order_id": "A0001", "city": "上海", "status": "已完成"}]
+    decision = evaluate_tool_result(ToolResult("search_orders", orders), "上海有哪些退款中的订单？",
+                                    broadened_from={"status": "退款中"})
+    assert decision["action"] == "present_broadened"
+    assert "status=退款中" in decision["suggestion"] and "不满足" in decision["suggestion"]
+    assert "直接依据结果回答" not in decision["suggestion"]
+
+
+def test_a_broadened_query_that_is_still_empty_is_not_broadened_again():
+    decision = evaluate_tool_result(ToolResult("search_orders", []), "q", broadened_from={"status": "退款中"})
+    assert decision["action"] == "present_broadened"
+    assert "不要再放宽" in decision["suggestion"]
+
+
+PARTIAL = ToolResult("weather", {"上海": "晴"}, "部分结果缺失：北京", error_type="partial", missing="北京", truncated=False)
+
+
+def test_applying_present_directly_to_a_partial_result_shows_it_as_complete():
+    shown = apply_decision(PARTIAL, {"action": "present_directly"}, 8000)
+    assert shown.status == "success" and shown.missing is None and shown.data == {"上海": "晴"}
+    assert apply_decision(PARTIAL, {"action": "present_partial"}, 8000) is PARTIAL
+
+
+def test_applying_a_summary_replaces_the_data_within_the_budget():
+    whole = ToolResult("t", {"items": list(range(3000))}, truncated=False)
+    decision = evaluate_tool_result(whole, "q")
+    shown = apply_decision(whole, decision, 8000)
+    assert shown.data == json.loads(decision["data"]) and shown.truncated is True
+    cut = apply_decision(whole, {"action": "summarize_and_present", "data": "x" * 9000}, 100)
+    assert len(json.dumps(cut.data, ensure_ascii=False)) <= 100
+
+
+def test_a_decision_never_turns_a_failure_into_data_and_a_strange_one_changes_nothing():
+    failed = ToolResult("t", None, "权限不足", error_type="fatal", truncated=False)
+    assert apply_decision(failed, {"action": "present_directly"}, 8000) is failed
+    assert apply_decision(failed, {"action": "summarize_and_present", "data": "[1]"}, 8000) is failed
+    for strange in (None, "present_directly", {"action": 3}, {"action": "present_directly", "data": object()}):
+        assert apply_decision(ToolResult("t", 1, truncated=False), strange, 8000).data == 1

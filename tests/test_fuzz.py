@@ -283,7 +283,7 @@ def check_classify_error(exc: BaseException) -> None:
 
 
 def check_evaluate_tool_result(result: ToolResult, query: str) -> None:
-    """Every result gets one of the six actions and a message."""
+    """Every result gets one of the actions and a message."""
     decision = evaluate_tool_result(result, query)
     assert decision["action"] in ACTIONS
     assert isinstance(decision["message"], str) and isinstance(decision["suggestion"], str)

@@ -96,6 +96,8 @@ PATTERNS: dict[str, str] = {
     "toolkit.check._ex01._SPLIT": "scan",
     "toolkit.check._ex01: :?-{3,}:?": "fullmatch",
     "toolkit.check._ex01: \\|(\\s*:?-{3,}:?\\s*\\|)+": "fullmatch",
+    "toolkit.check._ex01.SHOWN": "search",               # the note line of a student's table
+    "toolkit.check._ex01.TOTAL": "search",
     "toolkit.check._ex02.MARKER": "scan",
     "toolkit.check.build.BEGIN": "match",                # one line of a solution notebook's cell
     "toolkit.check.build.END": "match",

@@ -124,6 +124,39 @@ def test_the_decision_reaches_the_model_so_a_student_evaluate_changes_what_it_re
     assert "decision" not in read_by_model(silent_requests)
     assert [d["action"] for d in toolkit_run.decisions] == ["present_partial"]
     assert [d["action"] for d in student_run.decisions] == ["present_directly"] and silent_run.decisions == []
+    assert read_by_model(toolkit_requests)["status"] == "partial" and "missing" in read_by_model(toolkit_requests)
+    assert read_by_model(student_requests)["status"] == "success"        # the loop acted on "present_directly" ...
+    assert "missing" not in read_by_model(student_requests)              # ... so the model is not told what is missing
+
+
+def test_two_evaluate_functions_give_the_offline_model_different_answers():
+    """The offline model answers from what it reads: a partial result presented directly reads as complete."""
+    registry = _registry()
+    answers = []
+    for evaluate in (None, _forgets_partial):
+        options = {} if evaluate is None else {"evaluate": evaluate}
+        with use_clock(SimulatedClock(seed=0)):
+            run = run_agent("北京今天天气怎么样？", registry=registry, executor=ToolExecutor(registry=registry), **options)
+        answers.append(run.answer)
+    assert "缺失部分：北京的天气接口超时" in answers[0]
+    assert "缺失" not in answers[1] and answers[0] != answers[1]
+
+
+def test_an_evaluate_that_takes_next_step_is_told_the_step_left():
+    from toolkit import evaluate_tool_result
+
+    replies = [{"tool_calls": [("sales_report", '{"region": "华东"}')]},
+               {"tool_calls": [("weather", '{"city": "北京"}')]}, {"content": "好的。"}]
+    client, requests = scripted_client(replies)
+    registry = _registry()
+    with use_clock(SimulatedClock(seed=0)):
+        run = run_agent("先查华东的销售，然后查北京的天气", client=client, model="scripted", registry=registry,
+                        evaluate=evaluate_tool_result)
+    assert [d["action"] for d in run.decisions] == ["call_more_tools", "present_partial"]
+    assert "查北京的天气" in run.decisions[0]["suggestion"]
+    two_arguments, _ = _run([{"tool_calls": [("sales_report", '{"region": "华东"}')]}, {"content": "好。"}],
+                            evaluate=lambda result, query: {"action": "present_directly"})
+    assert [d["action"] for d in two_arguments.decisions] == ["present_directly"]  # no next_step: called with two
 
 
 def test_a_result_the_executor_cut_is_summarized_as_it_is_with_its_counts():

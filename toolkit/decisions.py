@@ -1,25 +1,32 @@
-"""Deciding what to do with a result: evaluate_tool_result and its six actions.
+"""Deciding what to do with a result: evaluate_tool_result and its eight actions, and what the model reads of it.
 
 The decision tree of chapter 05: success + enough -> present_directly; success + empty ->
 retry_with_broader_query; too long -> summarize_and_present; retryable
 failure -> retry; fatal failure -> report_error (with a suggestion that fits
 the error: the tool's own suggestion from its ToolKnowledge, else a general
 one); partial -> present_partial (what arrived, and what is missing).
-Code frames the choices; the model chooses among them.
+Success while the task has a step left (`next_step`) -> call_more_tools; a result
+the program got by dropping conditions (`broadened_from`) -> present_broadened,
+saying what the data does not show.
+Code frames the choices; the model chooses among them. `apply_decision` is the
+agent loop acting on a decision: the result as the decision presents it.
 """
 from __future__ import annotations
 
-from typing import Any
+import json
+from dataclasses import replace
+from typing import Any, Mapping
 
+from .fitting import fit_and_redact
 from .knowledge import knowledge_for
 from .parsing import parse_tool_result
 from .results import FATAL, RETRYABLE, ErrorCode, ToolResult, safe_str
 from .shrink import dumps, exceeds, shrink_json
 
-__all__ = ["evaluate_tool_result", "suggestion_for", "ACTIONS", "LONG_RESULT_CHARS"]
+__all__ = ["evaluate_tool_result", "apply_decision", "suggestion_for", "ACTIONS", "LONG_RESULT_CHARS"]
 
 ACTIONS = ("present_directly", "retry_with_broader_query", "summarize_and_present",
-           "retry", "report_error", "present_partial")
+           "retry", "report_error", "present_partial", "present_broadened", "call_more_tools")
 LONG_RESULT_CHARS = 5000
 
 _SUGGESTIONS: dict[str, str] = {
@@ -77,7 +84,15 @@ def _summary(result: ToolResult, limit: int) -> str | None:
     return parse_tool_result(data, max_tokens=max(limit // 4, 1)) if too_long else None
 
 
-def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = LONG_RESULT_CHARS) -> dict:
+def _conditions(dropped: Any) -> str:
+    """The dropped conditions in words: {"status": "退款中"} -> 'status=退款中'."""
+    if isinstance(dropped, Mapping):
+        return "、".join(f"{safe_str(k, 40)}={safe_str(v, 60)}" for k, v in list(dropped.items())[:5]) or "部分条件"
+    return safe_str(dropped, 200) or "部分条件"
+
+
+def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = LONG_RESULT_CHARS, *,
+                         next_step: str | None = None, broadened_from: Mapping | None = None) -> dict:
     """Choose the next step for `result` of a tool called to answer `user_query`.
 
     Returns {"action", "message", "suggestion", ...}: action is one of ACTIONS.
@@ -85,8 +100,14 @@ def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = 
     presented with what is missing, and a long result (one the executor cut,
     `result.truncated`, or one longer than `long_chars`) comes back as valid JSON
     text: the executor's view, or a summary of about `long_chars` characters,
-    never cut mid-token. The agent loop puts the action and the suggestion in the
-    tool message the model reads. Raises TypeError when `result` is not a ToolResult.
+    never cut mid-token. `next_step`: the step of the task still to do after this
+    one (the agent loop passes it from its TaskContext); a success then means
+    call_more_tools. `broadened_from`: the conditions the program dropped to get
+    this result (e.g. {"status": "退款中"}); a success or an empty result is then
+    present_broadened, with a suggestion saying the data does not meet them.
+    The agent loop puts the action and the suggestion in the tool message the
+    model reads, and acts on the action (`apply_decision`).
+    Raises TypeError when `result` is not a ToolResult.
     """
     if not isinstance(result, ToolResult):
         raise TypeError(f"evaluate_tool_result expects a ToolResult, got {type(result).__name__}; "
@@ -107,12 +128,57 @@ def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = 
         return {"action": "report_error", "message": f"工具调用失败: {result.error}",
                 "error_type": result.error_type or FATAL, "error_code": code or None,
                 "suggestion": suggestion_for(result.name, code)}
-    if _is_empty(result.data):
+    empty = _is_empty(result.data)
+    if broadened_from:
+        dropped = _conditions(broadened_from)
+        found = "放宽后仍然没有结果：如实告诉用户没有，不要再放宽" if empty else (
+            f"这些记录不满足 {dropped}，不是原问题要的；先说明没有符合原条件的结果，再把它们作为参考列出")
+        return {"action": "present_broadened", "message": f"原条件下没有结果，去掉 {dropped} 后再查",
+                "dropped": dropped, "data": result.data,
+                "suggestion": f"按原条件（{dropped}）查询为空，程序去掉了它再查；{found}"}
+    if empty:
         return {"action": "retry_with_broader_query", "message": "查询结果为空",
                 "suggestion": f"放宽条件重新查询（原问题：{query}）；仍为空就如实告诉用户没有结果"}
+    if next_step:
+        step = safe_str(next_step, 100)
+        return {"action": "call_more_tools", "message": "这一步成功，但任务还没完成", "next_step": step,
+                "data": result.data, "suggestion": f"这一步的结果已拿到；接着调用工具完成：{step}；全部完成后再回答"}
     summary = _summary(result, long_chars)
     if summary is not None:
         return {"action": "summarize_and_present", "message": "结果较多，先摘要再回答", "data": summary,
                 "suggestion": "基于摘要回答；需要细节时缩小范围再查"}
     return {"action": "present_directly", "message": "查询成功，信息足以回答", "data": result.data,
             "suggestion": f"直接依据结果回答：{query}"}
+
+
+def apply_decision(result: ToolResult, decision: Any, max_chars: int) -> ToolResult:
+    """The result as `decision` presents it to the model (the agent loop acting on a decision).
+
+    present_directly on a partial result: shown as a complete success (what is
+    missing is no longer said: the decision chose so). summarize_and_present: the
+    decision's "data" (a JSON text is read back into data) instead of the
+    result's, budgeted to `max_chars` and redacted like tool output (`truncated`
+    True); the executor's own view of a cut result is kept as it is. Anything
+    else is shown as it is, and so is every failed result: a decision never
+    turns a failure into data. Never raises (an unreadable decision changes nothing).
+    """
+    try:
+        action = decision.get("action") if isinstance(decision, Mapping) else None
+        if not isinstance(action, str) or result.status == "error":
+            return result
+        if action == "present_directly" and result.status == "partial":
+            return replace(result, error=None, error_type=None, error_code=None, missing=None)
+        if action == "summarize_and_present" and decision.get("data") is not None:
+            data = decision["data"]
+            if type(data) is str:
+                try:
+                    data = json.loads(data)
+                except (ValueError, RecursionError):
+                    pass
+            if data == result.data:  # the executor's view already (evaluate_tool_result on a cut result)
+                return result
+            data, _ = fit_and_redact(data, max_chars)
+            return replace(result, data=data, truncated=True)  # a summary: something is left out
+    except Exception:  # a decision whose own values raise when read: the result as it is
+        return result
+    return result

@@ -18,8 +18,11 @@ already failed `max_tool_failures` times in a row, whatever its arguments
 Each tool call is read once (`parse_tool_call`, its arguments decoded once)
 and the ToolCall travels on to the executor. Each result is evaluated before
 its message is formatted (`evaluate_tool_result` by default): the decision is
-recorded in run.decisions and its action and suggestion go into the tool
-message, so the model reads what the road decided.
+recorded in run.decisions, its action and suggestion go into the tool
+message, and the loop acts on it (`toolkit.decisions.apply_decision`: a partial
+result presented directly is shown as complete, a summary replaces the data),
+so the model reads what the road decided. An evaluate that takes a `next_step`
+keyword is told the task's step still to do after this one (from the TaskContext).
 
 Three plug-in points let a student replace one piece (each a keyword of run_agent):
 format_message (how a result becomes the tool message), evaluate (what to do
@@ -35,6 +38,7 @@ budget, with warnings for instruction-like text.
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 from dataclasses import replace
 from typing import Any, Callable, Sequence
@@ -42,7 +46,7 @@ from typing import Any, Callable, Sequence
 from ..approval import Approve, PendingCall, decide, denied_result
 from ..clearing import ClearPolicy, context_chars, with_read_more
 from ..clock import get_clock
-from ..decisions import evaluate_tool_result
+from ..decisions import apply_decision, evaluate_tool_result
 from ..executor import ToolExecutor
 from ..messages import format_tool_message
 from ..plugins import MESSAGE_FIELDS_CHARS, is_awaitable, own_failure, plugin_message
@@ -68,7 +72,8 @@ FormatMessage = Callable[[str, str, ToolResult], Any]
 {"role": "tool", "tool_call_id": tool_call_id, "content": str} (sync or async)."""
 Evaluate = Callable[[ToolResult, str], Any]
 """evaluate(result, user_query) -> a decision dict such as evaluate_tool_result returns
-({"action", "suggestion", ...}; the action and the suggestion go into the tool message; sync or async)."""
+({"action", "suggestion", ...}; the action and the suggestion go into the tool message and the loop acts on
+the action, see apply_decision; one that also takes `next_step=` gets the task's next step; sync or async)."""
 Check = Callable[[str, list], Any]
 """check(answer, tool_results) -> any verdict (e.g. an AnswerCheck); kept in run.check (sync or async)."""
 
@@ -218,12 +223,20 @@ class _Paused(Exception):
     """A call waits for a person's yes: (turn, the calls of that turn still to run, the PendingCall)."""
 
 
-def _call(plugin: Callable[..., Any], *args: Any) -> Any:
-    """plugin(*args); an async plug-in's awaitable is awaited (run_sync: inside Jupyter's loop too)."""
-    value = plugin(*args)
+def _call(plugin: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """plugin(*args, **kwargs); an async plug-in's awaitable is awaited (run_sync: inside Jupyter's loop too)."""
+    value = plugin(*args, **kwargs)
     if is_awaitable(value):
         value = run_sync(_awaited(value))
     return value
+
+
+def _takes_next_step(plugin: Callable[..., Any]) -> bool:
+    """Whether the plug-in has a `next_step` parameter (one whose signature cannot be read has not)."""
+    try:
+        return "next_step" in inspect.signature(plugin).parameters
+    except Exception:
+        return False
 
 
 async def _awaited(awaitable: Any) -> Any:
@@ -424,12 +437,15 @@ class _Loop:
                           started_at=self.clock.now(), args_summary=safe_str(call.arguments, 200))
 
     def _decide(self, result: ToolResult) -> tuple[ToolResult, dict | None]:
-        """Run the evaluate plug-in on `result`: (the result, its decision), the decision recorded.
-        A failing plug-in turns the result into a PLUGIN_ERROR for the model (and no decision)."""
+        """Run the evaluate plug-in on `result`: (the result as the decision presents it, the decision), the
+        decision recorded. A failing plug-in turns the result into a PLUGIN_ERROR for the model (and no decision)."""
         if self.evaluate is None:
             return result, None
         try:
-            decision = _call(self.evaluate, result, self.run_record.question)
+            if _takes_next_step(self.evaluate):
+                decision = _call(self.evaluate, result, self.run_record.question, next_step=self._step_after())
+            else:
+                decision = _call(self.evaluate, result, self.run_record.question)
             if not isinstance(decision, dict):
                 raise TypeError(f"evaluate 应返回 dict，实际返回了 {type(decision).__name__}")
             decision = dict(dict.items(decision))  # a plain copy: a dict subclass's own methods are not called again
@@ -440,7 +456,12 @@ class _Loop:
                                               "message": safe_str(exc, 200)})
             return _plugin_failure("evaluate", exc, result), None
         self.run_record.decisions.append({"tool": result.name, **decision})
-        return result, decision
+        return apply_decision(result, decision, self.executor.result_max_chars), decision
+
+    def _step_after(self) -> str | None:
+        """The task's step after the one this result answers (None without a context, or at the last step)."""
+        ctx = self.ctx
+        return ctx.steps[ctx.done + 1] if ctx is not None and ctx.done + 1 < len(ctx.steps) else None
 
     def _message(self, call_id: str, result: ToolResult, decision: dict | None) -> tuple[dict, ToolResult]:
         """The tool message for `result` and its decision, before the task context goes in front (the

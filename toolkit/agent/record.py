@@ -22,7 +22,8 @@ class AgentRun:
     transcript: one plain dict per step, {"kind": "model" | "tool", "turn", ...,
     "duration_ms"}, in order; a tool step has the tool result's "content" (the
     message without its [TASK_CONTEXT] block) and the "task_context" as the loop
-    held it then (a copy; None for a single-step task). tool_results: one ToolResult per tool_call_id.
+    held it then (a copy; None for a single-step task). tool_results: one ToolResult per tool_call_id,
+    as the model read it (after the evaluate plug-in's decision was acted on, see toolkit.decisions.apply_decision).
     stopped: "answered", "max_turns" (the loop limit), "error" (the model
     endpoint failed or sent a reply that is not a chat completion; `error` says
     why and `answer` says it in Chinese) or "needs_approval" (a call to a tool that

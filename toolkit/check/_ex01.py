@@ -1,4 +1,8 @@
-"""Exercise 01: parse_tool_output(raw, max_chars) — errors read right, HTML tables become Markdown."""
+"""Exercise 01: html_table_to_markdown(page, max_chars) — a web page's table as Markdown, whole rows within a budget.
+
+Chapter 01 builds parse_tool_result (errors read by value, JSON kept valid within a budget); this exercise
+is the fifth strategy it leaves to the student: rich text to a Markdown table, cut at row boundaries with
+the rows shown and the total said."""
 from __future__ import annotations
 
 import html
@@ -54,40 +58,8 @@ def _html_table(rows: list[list[str]]) -> str:
     return "\n".join(out) + "\n</table>"
 
 
-def _call(play: Any, raw: Any, max_chars: int = 2000) -> str:
-    return expect(play(raw, max_chars), str)
-
-
-def check_error_none(play: Any) -> None:
-    raw = {"status": "ok", "data": {"total_sales": 9692, "highest_category": "显示器"}, "error": None}
-    out = _call(play, raw)
-    if out.lstrip().startswith("❌") or "失败" in out:
-        raise Fail(f"{{'error': None}} 被当成了失败：{out[:80]!r}")
-    if "9692" not in out:
-        raise Fail(f"成功结果里的数据丢了（找不到 9692）：{out[:80]!r}")
-
-
-def check_error_reported(play: Any) -> None:
-    cases = [
-        ({"status": "error", "data": None, "error": {"code": "FILE_NOT_FOUND", "message": "找不到 sales.csv"}},
-         "找不到 sales.csv"),
-        ({"error": "权限不足"}, "权限不足"),
-    ]
-    for raw, message in cases:
-        out = _call(play, raw)
-        if not out.startswith("❌ 工具执行失败"):
-            raise Fail(f"错误结果应以「❌ 工具执行失败」开头，得到 {out[:80]!r}")
-        if message not in out:
-            raise Fail(f"错误说明里没有工具给的原因「{message}」：{out[:80]!r}")
-
-
-def check_status_error(play: Any) -> None:
-    for raw in ({"status": "error", "data": None, "error": None},
-                {"status": "error", "message": "数据库连接失败"}):
-        out = _call(play, raw)
-        if not out.startswith("❌ 工具执行失败"):
-            raise Fail(f"{raw!r} 的 status 是 \"error\"：即使 error 是空的，也是失败，应以「❌ 工具执行失败」开头，"
-                       f"得到 {out[:80]!r}")
+def _call(play: Any, page: str, max_chars: int = 2000) -> str:
+    return expect(play(page, max_chars), str)
 
 
 def check_html_header(play: Any) -> None:
@@ -133,74 +105,94 @@ def check_html_random(play: Any) -> None:
                    cover={"单元格里有 |": 10, "有 < > & 要转义": 10, "有空单元格": 10, "有数据行": 30, "不止一列": 30})
 
 
-def check_json(play: Any) -> None:
-    for raw in ({"城市": "上海", "降水量": 0, "有预警": False, "预警": None}, ["晴", "多云"], 0, False):
-        out = _call(play, raw)
-        try:
-            back = json.loads(out)
-        except ValueError:
-            raise Fail(f"{raw!r} 应变成 JSON 文本，得到 {out[:80]!r}（不是合法 JSON，例如 Python 的 repr）") from None
-        if back != raw or type(back) is not type(raw):
-            raise Fail(f"{raw!r} 转成 JSON 后内容变了：{out[:80]!r}")
-        if "上海" in str(raw) and "上海" not in out:
-            raise Fail("中文被转义成了 \\uXXXX：json.dumps 要加 ensure_ascii=False")
+def _big_table(n: int) -> list[list[str]]:
+    return [["日期", "类别", "销售额"]] + [[f"2026-04-{i % 30 + 1:02d}", "显示器键盘鼠标"[i % 3 * 2:i % 3 * 2 + 2], f"{100 + i * 7}"]
+                                         for i in range(n)]
 
 
-def check_plain_text(play: Any) -> None:
-    text = "搜索结果：Python MCP 相关内容 3 条"
-    out = _call(play, text)
-    if out != text:
-        raise Fail(f"不超预算的普通文本应原样返回，得到 {out[:80]!r}")
+CASES = [(n, m) for n in (30, 120, 400) for m in (200, 600, 2000)]
+SHOWN = re.compile(r"前\s*(\d+)\s*行")
+TOTAL = re.compile(r"共\s*(\d+)\s*行")
 
 
-def _budget_input(kind: int, size: int) -> Any:
-    if kind == 0:
-        return "第一行\n" + "数据" * size
-    if kind == 1:
-        return {f"字段{i}": "值" * 5 for i in range(size // 10)}
-    if kind == 2:
-        return [{"id": i, "name": f"商品{i}"} for i in range(size // 10)]
-    return _html_table([["a", "b"]] + [[f"{i}", "值" * 5] for i in range(size // 20)])
+def _line(row: list[str]) -> str:
+    return "| " + " | ".join(row) + " |"
+
+
+def _over(n: int, max_chars: int) -> bool:
+    rows = _big_table(n)
+    return len("\n".join(_line(r) for r in rows)) + len(rows[0]) * 6 > max_chars
+
+
+def check_fits_unchanged(play: Any) -> None:
+    out = _call(play, SALES_PAGE, 2000)
+    if "仅显示" in out or SHOWN.search(out):
+        raise Fail(f"表格放得下时不要加「仅显示前几行」的说明：{out[-60:]!r}")
+    if len(table_rows(out)) != 4:
+        raise Fail(f"放得下的表格应完整输出表头和 3 行数据，读回 {len(table_rows(out))} 行")
 
 
 def check_budget(play: Any) -> None:
-    from hypothesis import strategies as st
-
-    cases = st.tuples(st.integers(0, 3), st.sampled_from([50, 300, 2000, 20000]), st.sampled_from([60, 200, 1000]))
-
-    def classify(case: tuple[int, int, int]) -> set[str]:
-        kind, size, max_chars = case
-        raw = _budget_input(kind, size)
-        text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
-        return {("超出预算" if len(text) > 2 * max_chars else "可能不超预算"), ["文本", "dict", "list", "HTML 表格"][kind]}
-
-    def test(case: tuple[int, int, int]) -> None:
-        kind, size, max_chars = case
-        raw = _budget_input(kind, size)
-        out = _call(play, raw, max_chars)
+    for n, max_chars in CASES:
+        out = _call(play, _html_table(_big_table(n)), max_chars)
         if len(out) > max_chars:
-            raise Fail(f"max_chars={max_chars} 时输出有 {len(out)} 个字符（输入类型 {type(raw).__name__}）")
-
-    property_check(cases, test, examples=30, classify=classify,
-                   cover={"超出预算": 15, "文本": 4, "dict": 4, "list": 4, "HTML 表格": 4})
+            raise Fail(f"{n} 行的表格、max_chars={max_chars} 时输出有 {len(out)} 个字符（说明文字也算在内）")
 
 
-EXERCISE = Exercise("01", "01_parse_tool_result", "解析工具结果：错误判断与 HTML 表格转 Markdown", "parse_tool_output", (
-    Check("error_none_is_success", "{'error': None} 是成功，不是失败（原课程用了 'error' in result）",
-          "看 error 的值，不是看有没有这个键：error 为 None / 空时是成功", check_error_none),
-    Check("error_envelope_reported", "工具报告的错误变成一句「❌ 工具执行失败: 原因」",
-          "error 是 dict 时取它的 message；是字符串时直接用", check_error_reported),
-    Check("status_error_is_failure", "status 为 \"error\" 的结果是失败，即使 error 是空的",
-          "错误的两个条件是「或」：error 的值不为空，或者 status == \"error\"", check_status_error),
+def check_whole_rows(play: Any) -> None:
+    for n, max_chars in CASES:
+        if not _over(n, max_chars):
+            continue
+        rows = _big_table(n)
+        out = _call(play, _html_table(rows), max_chars)
+        got = table_rows(out)
+        if not got or got != rows[:len(got)]:
+            bad = next((g for g, r in zip(got, rows) if g != r), got[-1] if got else None)
+            raise Fail(f"{n} 行、max_chars={max_chars}：表格行应是原表的整行（从表头开始），这一行不对：{bad}")
+        if not _separator_after_header(out):
+            raise Fail("截断后表头下一行仍应是分隔行 | --- |")
+        if len(got) < 2:
+            raise Fail(f"{n} 行、max_chars={max_chars}：预算放得下数据行，却一行也没留")
+        longest = max(len(_line(r)) for r in rows)
+        if len(out) < max_chars - 2 * longest - 40:
+            raise Fail(f"{n} 行、max_chars={max_chars}：只用了 {len(out)} 个字符就停了，预算还能再放几行")
+
+
+def check_count(play: Any) -> None:
+    for n, max_chars in CASES:
+        if not _over(n, max_chars):
+            continue
+        out = _call(play, _html_table(_big_table(n)), max_chars)
+        last = [line for line in out.splitlines() if line.strip()][-1]
+        shown, total = SHOWN.search(last), TOTAL.search(last)
+        if not (shown and total):
+            raise Fail(f"截断后最后一行要说明「仅显示前 k 行，共 n 行」，得到 {last!r}")
+        really = len(table_rows(out)) - 1
+        if int(shown.group(1)) != really:
+            raise Fail(f"说明写显示了前 {shown.group(1)} 行，实际显示了 {really} 行数据（表头不算）")
+        if int(total.group(1)) != n:
+            raise Fail(f"说明写共 {total.group(1)} 行，原表有 {n} 行数据（表头不算）")
+
+
+def check_no_table(play: Any) -> None:
+    out = _call(play, "<html><body><h1>公告</h1><p>本页没有表格，只有文字。</p></body></html>")
+    if "没有表格" not in out or table_rows(out):
+        raise Fail(f"没有 <table> 的页面应返回「（页面里没有表格）」，得到 {out[:80]!r}")
+
+
+EXERCISE = Exercise("01", "01_parse_tool_result", "富文本转 Markdown：HTML 表格，超预算时按整行保留", "html_table_to_markdown", (
     Check("html_table_header", "HTML 表格的表头和分隔行", "第一个 <tr> 的单元格是表头，下一行写 | --- | --- |",
           check_html_header),
     Check("html_table_rows", "HTML 表格的数据行（去掉 <b> 等标签，| 转义为 \\|）",
           "每个 <tr> 一行；单元格里的标签去掉、html.unescape、竖线写成 \\|", check_html_rows),
     Check("html_table_random", "随机生成的 60 张表格都能原样读回（hypothesis，含 |、&lt;、空单元格）",
           "注意空单元格、&lt; 之类的转义字符和 | 竖线", check_html_random),
-    Check("json_keeps_values", "dict / list / 0 / False 变成合法 JSON，中文可读，0 和 False 不丢",
-          "用 json.dumps(raw, ensure_ascii=False)，不要用 str()", check_json),
-    Check("plain_text_unchanged", "不超预算的普通文本原样返回", "字符串且不含 <table> 时直接返回", check_plain_text),
-    Check("within_budget", "任何输入的输出都不超过 max_chars（30 个随机输入，一半以上超出预算）", "最后统一检查长度，超出时截断并注明（注明的文字也算在内）",
-          check_budget),
+    Check("fits_unchanged", "放得下的表格完整输出，不加说明", "先拼出完整表格，放得下就直接返回", check_fits_unchanged),
+    Check("within_budget", "超预算的表格输出不超过 max_chars（说明文字也算在内）",
+          "先留出说明那一行的长度，再一行一行地加数据行", check_budget),
+    Check("whole_rows", "超预算时按整行保留：表头 + 分隔行 + 前几行，不切半行，也不浪费预算",
+          "一行一行累加，下一行放不下就停；不要对整段文字 text[:max_chars]", check_whole_rows),
+    Check("count_said", "截断后最后一行说明「仅显示前 k 行，共 n 行」，k 和 n 都准（表头不算）",
+          "k 是留下的数据行数，n 是原表的数据行数", check_count),
+    Check("no_table", "没有表格的页面返回「（页面里没有表格）」", "找不到 <table> 时直接返回这句话", check_no_table),
 ))

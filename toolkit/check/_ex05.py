@@ -1,134 +1,129 @@
-"""Exercise 05: decide_next_step — six decisions, a partial-result branch, 0 and False are answers."""
+"""Exercise 05: decide_next_step — the chapter's decision tree one step further: call more tools while the task
+has a step left (next_step), and a result the program broadened (broadened_from) says what its data does not meet."""
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..results import ToolResult
+from . import _ch05 as chapter
 from ._core import Check, Exercise, Fail
-from ._plain import describe
-from ._props import property_check
 
-ACTIONS = ("present_directly", "retry_with_broader_query", "summarize_and_present",
-           "retry", "report_error", "present_partial")
-QUERY = "上海和北京今天的天气"
-
-
-def _decide(play: Any, result: ToolResult) -> dict:
-    out = play(result, QUERY)
-    if not isinstance(out, dict):
-        raise Fail(f"应返回带 action 的 dict，得到 {describe(out)}")
-    if out.get("action") not in ACTIONS:
-        raise Fail(f"action 应是 {list(ACTIONS)} 之一，得到 {describe(out.get('action'))}")
-    return out
+STEP = "查北京到上海的航班"
+WEATHER = ToolResult("get_weather", {"城市": "北京", "天气": "晴"}, truncated=False)
+BROADENED = ToolResult("search_orders", [{"order_id": "A0003", "city": "上海", "status": "已完成"},
+                                         {"order_id": "A0011", "city": "上海", "status": "已发货"}], truncated=False)
 
 
-def _expect(play: Any, result: ToolResult, action: str, why: str) -> dict:
-    out = _decide(play, result)
-    if out["action"] != action:
-        raise Fail(f"{why}：应为 {action}，得到 {out['action']}")
-    return out
+def check_chapter(play: Any) -> None:
+    for rule in (chapter.check_partial, chapter.check_partial_missing, chapter.check_retryable, chapter.check_fatal,
+                 chapter.check_zero, chapter.check_empty, chapter.check_cut, chapter.check_short):
+        rule(play)
 
 
-PARTIAL = ToolResult("get_weather", {"上海": {"天气": "晴", "最高气温": 26}}, "部分结果缺失：北京的天气接口超时",
-                     error_type="partial", missing="北京的天气接口超时")
+def check_more_tools(play: Any) -> None:
+    out = chapter.expect_action(play, WEATHER, "call_more_tools", f"成功，但任务还有下一步（{STEP}）", next_step=STEP)
+    if STEP not in str(out.get("suggestion", "")):
+        raise Fail(f"call_more_tools 的 suggestion 要写出下一步（{STEP}），模型才知道该调哪个工具，"
+                   f"得到 {out.get('suggestion')!r}")
 
 
-def check_partial(play: Any) -> None:
-    out = _expect(play, PARTIAL, "present_partial", "部分成功（上海有结果，北京缺失）")
-    if out.get("data") != PARTIAL.data:
-        raise Fail(f"present_partial 要带上已拿到的数据 data={PARTIAL.data}，得到 {out.get('data')!r}")
+def check_last_step(play: Any) -> None:
+    for step in (None, ""):
+        chapter.expect_action(play, WEATHER, "present_directly", f"next_step={step!r}：任务没有下一步了",
+                              next_step=step)
 
 
-def check_partial_missing(play: Any) -> None:
-    out = _decide(play, PARTIAL)
-    if "北京" not in str(out.get("missing", "")):
-        raise Fail(f"present_partial 要用 missing 字段说明缺了什么（北京），得到 {out.get('missing')!r}")
+def check_failures_first(play: Any) -> None:
+    cases = ((ToolResult("get_weather", None, "请求超时", error_type="retryable"), "retry", "可重试的失败"),
+             (ToolResult("get_weather", None, "权限不足", error_type="fatal"), "report_error", "不可重试的失败"),
+             (chapter.PARTIAL, "present_partial", "部分成功"),
+             (ToolResult("search_orders", []), "retry_with_broader_query", "空结果"))
+    for result, action, why in cases:
+        chapter.expect_action(play, result, action, f"{why}，哪怕任务还有下一步", next_step=STEP)
+    for result, action, why in cases[:3]:
+        chapter.expect_action(play, result, action, f"{why}，哪怕是放宽条件后查的", broadened_from={"status": "退款中"})
 
 
-def check_zero(play: Any) -> None:
-    for value in (0, 0.0, False):
-        _expect(play, ToolResult("count_orders", value), "present_directly",
-                f"结果是 {value!r}（今天 0 笔订单也是答案）")
+def check_broadened(play: Any) -> None:
+    for dropped in ({"status": "退款中"}, {"status": "退款中", "date": "2026-05-16"}):
+        out = chapter.expect_action(play, BROADENED, "present_broadened", f"去掉 {dropped} 后查到的结果",
+                                    broadened_from=dropped)
+        suggestion = str(out.get("suggestion", ""))
+        for key, value in dropped.items():
+            if f"{key}={value}" not in suggestion:
+                raise Fail(f"suggestion 要写出每个被去掉的条件（{key}={value}），模型才知道数据没显示什么，"
+                           f"得到 {suggestion!r}")
+        if "不满足" not in suggestion:
+            raise Fail(f"suggestion 要说明这些记录「不满足」被去掉的条件，不是原问题要的，得到 {suggestion!r}")
 
 
-def check_empty(play: Any) -> None:
-    for value in (None, "", "  ", [], {}, "[]", "{}"):
-        _expect(play, ToolResult("search", value), "retry_with_broader_query", f"结果是 {value!r}（空）")
+def check_broadened_empty(play: Any) -> None:
+    out = chapter.expect_action(play, ToolResult("search_orders", []), "present_broadened",
+                                "放宽后仍然为空（不要再放宽一次）", broadened_from={"status": "退款中"})
+    if "没有" not in str(out.get("suggestion", "")):
+        raise Fail(f"放宽后仍为空：suggestion 要让模型如实告诉用户「没有」结果，得到 {out.get('suggestion')!r}")
 
 
-def check_retryable(play: Any) -> None:
-    _expect(play, ToolResult("get_weather", None, "请求超时", error_type="retryable", error_code="TIMEOUT"),
-            "retry", "可重试的失败（超时）")
-
-
-def check_fatal(play: Any) -> None:
-    out = _expect(play, ToolResult("read_file", None, "权限不足", error_type="fatal", error_code="PERMISSION_DENIED"),
-                  "report_error", "不可重试的失败（权限不足）")
-    if not str(out.get("suggestion", "")).strip():
-        raise Fail("report_error 要给出 suggestion（告诉用户下一步怎么办）")
-
-
-def check_long(play: Any) -> None:
-    records = [{"id": i, "城市": "上海", "温度": 20 + i % 10, "说明": "多云转晴"} for i in range(500)]
-    out = _expect(play, ToolResult("query", records), "summarize_and_present", "500 条记录（很长）")
-    data = out.get("data")
-    if not isinstance(data, str) or len(data) > 3000:
-        raise Fail(f"summarize_and_present 的 data 应是不超过 3000 字符的文字，得到 {type(data).__name__}"
-                   f"（{len(str(data))} 字符）")
-    try:
-        json.loads(data)
-    except ValueError:
-        raise Fail(f"摘要被截在了 JSON 中间（原课程 str(data)[:3000]），模型读到的是坏 JSON：…{data[-40:]!r}") from None
-
-
-def check_short(play: Any) -> None:
-    out = _expect(play, ToolResult("get_weather", {"上海": "晴"}), "present_directly", "简短的成功结果")
-    if out.get("data") != {"上海": "晴"}:
-        raise Fail(f"present_directly 要带上 data，得到 {out.get('data')!r}")
+def _is_empty(data: Any) -> bool:
+    if data is None:
+        return True
+    if isinstance(data, str):
+        return data.strip() in ("", "[]", "{}")
+    return isinstance(data, (list, dict)) and len(data) == 0
 
 
 def check_random(play: Any) -> None:
     from hypothesis import strategies as st
 
-    value = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-                         lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner,
-                                                                                     max_size=4),
-                         max_leaves=12)
-    cases = st.tuples(value, st.sampled_from([None, "fatal", "retryable", "partial"]))
+    from ._props import property_check
+
+    value = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=6),
+                         lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
+                                                                                     max_size=3),
+                         max_leaves=8)
+    cases = st.tuples(value, st.sampled_from([None, None, None, "fatal", "retryable", "partial"]),
+                      st.sampled_from([None, "", STEP, STEP]), st.sampled_from([None, None, {}, {"status": "退款中"}]))
+
+    def want(case: tuple) -> str | None:
+        data, kind, step, dropped = case
+        if kind:
+            return {"retryable": "retry", "fatal": "report_error", "partial": "present_partial"}[kind]
+        if dropped:
+            return "present_broadened"
+        if data == "null":  # text that reads as JSON null: either reading is right
+            return None
+        return "retry_with_broader_query" if _is_empty(data) else "call_more_tools" if step else "present_directly"
 
     def classify(case: tuple) -> set[str]:
-        data, kind = case
-        return {kind or "成功", "data 是 0 / False / 空" if data in (0, False, None, "", [], {}) else "data 有内容"}
+        return {want(case) or "null"}
 
     def test(case: tuple) -> None:
-        data, kind = case
+        data, kind, step, dropped = case
         result = ToolResult("t", data, None if kind is None else "出错了", error_type=kind,
-                            missing="一部分" if kind == "partial" else None)
-        out = _decide(play, result)
-        want = {"retryable": "retry", "fatal": "report_error", "partial": "present_partial"}.get(kind)
-        if want and out["action"] != want:
-            raise Fail(f"{result!r} 应为 {want}，得到 {out['action']}")
+                            missing="一部分" if kind == "partial" else None, truncated=None if kind else False)
+        out = chapter.decide(play, result, next_step=step, broadened_from=dropped)
+        if want(case) and out["action"] != want(case):
+            raise Fail(f"{result!r}，next_step={step!r}，broadened_from={dropped!r}：应为 {want(case)}，"
+                       f"得到 {out['action']}")
 
-    property_check(cases, test, examples=50, classify=classify,
-                   cover={"成功": 4, "fatal": 4, "retryable": 4, "partial": 4, "data 是 0 / False / 空": 6,
-                          "data 有内容": 15})
+    property_check(cases, test, examples=80, classify=classify,
+                   cover={"present_directly": 3, "call_more_tools": 3, "present_broadened": 6,
+                          "retry_with_broader_query": 2, "retry": 3, "report_error": 3, "present_partial": 3})
 
 
-EXERCISE = Exercise("05", "05_decisions", "下一步做什么：给部分成功加一个决策分支", "decide_next_step", (
-    Check("partial_branch", "部分成功 → present_partial，并带上已拿到的 data（新分支）",
-          "先判断 result.error_type == 'partial'，再判断其他失败", check_partial),
-    Check("partial_says_missing", "present_partial 用 missing 说明缺了什么", "missing = result.missing 或 result.error",
-          check_partial_missing),
-    Check("zero_is_not_empty", "结果 0、0.0、False 是答案，不是空（原课程 not result.data 的 bug）",
-          "只有 None、空字符串、空列表/字典、'[]'、'{}' 算空", check_zero),
-    Check("empty_results_broaden", "空结果 → retry_with_broader_query", "注意 '  ' 和 '[]' 这样的字符串", check_empty),
-    Check("retryable_retry", "可重试的失败 → retry", "看 result.error_type == 'retryable'", check_retryable),
-    Check("fatal_report_with_suggestion", "不可重试的失败 → report_error，并给 suggestion", "原课程所有失败都一样处理",
-          check_fatal),
-    Check("long_result_summarized_as_json", "很长的结果 → summarize_and_present，摘要仍是合法 JSON",
-          "可以用 toolkit.parse_tool_result(data, max_tokens=500) 得到不截断 JSON 的摘要", check_long),
-    Check("short_result_presented", "简短的成功结果 → present_directly，带上 data", "最后一个分支", check_short),
-    Check("random_results", "随机生成的 50 个结果：从不抛异常，失败类型对应正确的动作（hypothesis）",
-          "data 可能是任何 JSON 值", check_random),
+EXERCISE = Exercise("05", "05_decisions", "下一步做什么：调用更多工具，说清放宽了什么", "decide_next_step", (
+    Check("chapter_branches_kept", "第 05 章的分支都还在（部分成功、失败分种类、0 和 False、空、截断过、直接回答）",
+          "从你在第 05 章写的 evaluate_tool_result 开始", check_chapter),
+    Check("more_tools_when_a_step_is_left", "成功且任务还有下一步 → call_more_tools，suggestion 写出下一步",
+          "next_step 不为空时，成功的结果还不够回答", check_more_tools),
+    Check("last_step_answers_directly", "没有下一步（None 或空字符串）→ present_directly",
+          "用 if next_step:，空字符串不是一步", check_last_step),
+    Check("failures_come_first", "失败、部分成功、空结果照旧，哪怕还有下一步或放宽过",
+          "新的两支放在失败和部分成功之后", check_failures_first),
+    Check("broadened_says_what_is_not_met", "放宽后的结果 → present_broadened，suggestion 写出去掉的每个条件和「不满足」",
+          "遍历 broadened_from.items()，写成 key=value", check_broadened),
+    Check("broadened_empty_not_broadened_again", "放宽后仍为空 → present_broadened，告诉用户没有（不再放宽）",
+          "broadened_from 的判断放在空结果之前", check_broadened_empty),
+    Check("random_results", "随机生成的 80 个结果和参数组合：动作都对（hypothesis）",
+          "按任务里的顺序判断", check_random),
 ))

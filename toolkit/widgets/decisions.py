@@ -19,6 +19,7 @@ __all__ = ["DecisionPicker", "ACTION_LABELS", "ACTION_WHY"]
 ACTION_LABELS = {
     "present_directly": "直接回答", "retry_with_broader_query": "放宽条件再查", "summarize_and_present": "先摘要再回答",
     "retry": "稍后重试", "report_error": "如实报告错误", "present_partial": "先展示部分结果",
+    "present_broadened": "说明这是放宽后的结果", "call_more_tools": "再调用工具",
 }
 ACTION_WHY = {
     "present_directly": "成功，数据不为空，也不太长：照结果回答即可。",
@@ -27,6 +28,8 @@ ACTION_WHY = {
     "retry": "error_type 是 retryable（超时、限流、5xx）：下一次可能成功。",
     "report_error": "error_type 是 fatal（权限、参数、找不到）：再试一百次结果也一样。",
     "present_partial": "status 是 partial：拿到了一部分，先展示，并说清缺了什么。",
+    "present_broadened": "程序去掉了条件才查到：数据不满足原条件，回答时要说清。",
+    "call_more_tools": "这一步成功，但任务还有下一步：先调用工具完成它。",
 }
 assert set(ACTION_LABELS) == set(ACTIONS) == set(ACTION_WHY)
 

@@ -1,5 +1,5 @@
-"""Reads the table with the standard library's HTMLParser instead of regular expressions."""
-import json
+"""Reads the table with the standard library's HTMLParser, reserves room for the note up front (its numbers
+at their widest) and says it in other words: "表格共 n 行，这里只显示前 k 行"."""
 from html.parser import HTMLParser
 
 
@@ -28,23 +28,22 @@ class TableReader(HTMLParser):
             self.cell.append(data)
 
 
-def to_markdown(page):
+def html_table_to_markdown(page, max_chars=2000):
     reader = TableReader()
     reader.feed(page)
+    if not reader.rows:
+        return "（页面里没有表格）"
     header, *body = reader.rows
-    return "\n".join(["| " + " | ".join(header) + " |", "| " + " | ".join(["---"] * len(header)) + " |"]
-                     + ["| " + " | ".join(row) + " |" for row in body])
-
-
-def parse_tool_output(raw, max_chars=2000):
-    if isinstance(raw, dict) and (raw.get("status") == "error" or raw.get("error") not in (None, "", {}, [])):
-        error = raw.get("error")
-        text = "❌ 工具执行失败: " + str(error.get("message", error) if isinstance(error, dict) else error)
-    elif isinstance(raw, str):
-        text = to_markdown(raw) if "<table" in raw.lower() else raw
-    else:
-        text = json.dumps(raw, ensure_ascii=False, default=str)
-    if len(text) > max_chars:
-        note = "…（已截断）"
-        text = (text[: max_chars - len(note)] + note) if max_chars > len(note) else text[:max_chars]
-    return text
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(["---"] * len(header)) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in body]
+    if len("\n".join(lines)) <= max_chars:
+        return "\n".join(lines)
+    widest = f"（表格共 {len(body)} 行，这里只显示前 {len(body)} 行）"
+    room = max_chars - len(widest) - 1
+    used, shown = len(lines[0]) + 1 + len(lines[1]), 0
+    for line in lines[2:]:
+        if used + 1 + len(line) > room:
+            break
+        used += 1 + len(line)
+        shown += 1
+    return "\n".join(lines[:2 + shown] + [f"（表格共 {len(body)} 行，这里只显示前 {shown} 行）"])

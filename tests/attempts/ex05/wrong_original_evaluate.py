@@ -1,12 +1,12 @@
-"""The original course's evaluate_tool_result: `not result.data` calls 0 empty, every failure is reported.
+"""The original course's evaluate_tool_result: two parameters, `not result.data` calls 0 empty, every failure reported.
 
-fails: partial_branch | present_partial
-fails: partial_says_missing | missing
-fails: zero_is_not_empty | 今天 0 笔订单也是答案
-fails: empty_results_broaden | '  '
-fails: retryable_retry | 可重试的失败
-fails: long_result_summarized_as_json | 坏 JSON
-fails: random_results | 应为
+fails: chapter_branches_kept | present_partial
+fails: more_tools_when_a_step_is_left | next_step
+fails: last_step_answers_directly | next_step
+fails: failures_come_first | next_step
+fails: broadened_says_what_is_not_met | broadened_from
+fails: broadened_empty_not_broadened_again | broadened_from
+fails: random_results | next_step
 """
 
 

@@ -1,0 +1,91 @@
+"""Chapter 05's self-check answers are true of the code: each test_qN_ checks the claims of 想一想 N.
+
+The chapter's own cells (the naive version, the tools, the classroom evaluate_tool_result) are read from the
+notebook and run here, so the answers are checked against the code the student runs, not a copy."""
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import types
+from pathlib import Path
+
+from toolkit import SimulatedClock, ToolExecutor, ToolRegistry, evaluate_tool_result, use_clock
+from toolkit.agent import run_agent
+
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "05_decisions.ipynb"
+
+
+def cell(marker: str) -> str:
+    """The source of the chapter's first code cell containing `marker`, up to its demo call (check(…), loops)."""
+    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+    source = next("".join(c["source"]) for c in cells if c["cell_type"] == "code" and marker in "".join(c["source"]))
+    for end in ("\ncheck(", "\nexecutor = ", "\nregistry = "):
+        source = source.split(end)[0]
+    return source
+
+
+def chapter(*markers: str) -> dict:
+    """The cells run in a fresh module (registered, as a notebook's __main__ is: dataclasses look it up)."""
+    module = types.ModuleType("chapter_05_answers")
+    sys.modules[module.__name__] = module
+    for marker in markers:
+        exec(compile(cell(marker), f"05_decisions:{marker}", "exec"), module.__dict__)
+    return module.__dict__
+
+
+def test_q1_the_naive_version_calls_0_and_false_empty_and_a_partial_result_a_success():
+    ns = chapter("def naive_evaluate_tool_result(")
+    naive, Result = ns["naive_evaluate_tool_result"], ns["NaiveToolResult"]
+    assert naive(Result("count_orders", 0), "q")["action"] == "retry_with_broader_query"
+    assert naive(Result("is_completed", False), "q")["action"] == "retry_with_broader_query"
+    assert not 0 and not False  # the reason the answer gives
+    assert naive(Result("weather_two_days", {"今天": "晴 24°C"}), "q")["action"] == "present_directly"
+
+
+def _weather_runs() -> dict:
+    ns = chapter("def search_orders(", "课堂版", "def forgets_partial(")
+    registry = ToolRegistry()
+    registry.register(ns["weather_two_days"])
+    runs = {}
+    for name in ("forgets_partial", "evaluate_tool_result"):
+        with use_clock(SimulatedClock(seed=0)):
+            runs[name] = run_agent("北京今天和明天天气怎么样？", registry=registry, evaluate=ns[name])
+    return runs
+
+
+def test_q2_a_partial_result_presented_directly_reaches_the_model_as_complete():
+    runs = _weather_runs()
+    read = {name: json.loads(next(m["content"] for m in run.messages if m["role"] == "tool"))
+            for name, run in runs.items()}
+    assert read["forgets_partial"]["status"] == "success" and "missing" not in read["forgets_partial"]
+    assert read["evaluate_tool_result"]["status"] == "partial" and "明天的预报" in read["evaluate_tool_result"]["missing"]
+    assert "缺失" not in runs["forgets_partial"].answer
+    assert "缺失部分：明天的预报" in runs["evaluate_tool_result"].answer
+
+
+def test_q3_a_broadened_result_has_its_own_action_saying_what_the_data_does_not_meet():
+    ns = chapter("def search_orders(")
+    question = "上海有哪些退款中的订单？"
+    with use_clock(SimulatedClock(seed=0)):
+        first = asyncio.run(ToolExecutor().execute(ns["search_orders"], "search_orders", city="上海", status="退款中"))
+        second = asyncio.run(ToolExecutor().execute(ns["search_orders"], "search_orders", city="上海"))
+    assert first.data == [] and evaluate_tool_result(first, question)["action"] == "retry_with_broader_query"
+    assert len(second.data) == 29 and not any(o["status"] == "退款中" for o in second.data)
+    assert evaluate_tool_result(second, question)["suggestion"] == f"直接依据结果回答：{question}"
+    decision = evaluate_tool_result(second, question, broadened_from={"status": "退款中"})
+    assert decision["action"] == "present_broadened"
+    assert "这些记录不满足 status=退款中，不是原问题要的" in decision["suggestion"]
+    assert "先说明没有符合原条件的结果" in decision["suggestion"]
+
+
+def test_q4_a_success_with_a_step_left_calls_more_tools_and_the_two_argument_version_is_not_told():
+    mine = chapter("课堂版")["evaluate_tool_result"]
+    question = "先查北京今天的天气，再查北京到上海的航班"
+    with use_clock(SimulatedClock(seed=0)):
+        toolkit_run = run_agent(question, evaluate=evaluate_tool_result)
+        my_run = run_agent(question, evaluate=mine)
+    assert [(d["tool"], d["action"]) for d in toolkit_run.decisions] == [
+        ("get_weather", "call_more_tools"), ("search_flights", "present_directly")]
+    assert "接着调用工具完成：查北京到上海的航班；全部完成后再回答" in toolkit_run.decisions[0]["suggestion"]
+    assert [d["action"] for d in my_run.decisions] == ["present_directly", "present_directly"]

@@ -1,0 +1,61 @@
+"""Chapter 01's checks judge the chapter's own steps as the chapter says: each step fails exactly the checks
+its text says it has not reached yet, the final version passes all, the original course's parser fails where
+its bugs are."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from toolkit.check import get_exercise
+from toolkit.check._player import Pool, blob_of, judge
+
+CHAPTER = Path(__file__).resolve().parent.parent / "notebooks" / "01_parse_tool_result.ipynb"
+ALL = {c.id for c in get_exercise("ch01").checks}
+BUDGET = {"within_budget", "json_stays_json", "keeps_head_and_tail"}
+ERRORS = {"exception_reported", "retryable_said"}
+
+
+@pytest.fixture(scope="module")
+def pool():
+    pool = Pool()
+    yield pool
+    pool.close()
+
+
+def _definitions() -> list[dict]:
+    """The namespaces of the chapter's cells that define a parser, in order (check calls left out)."""
+    nb = json.loads(CHAPTER.read_text(encoding="utf-8"))
+    found = []
+    for cell in nb["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code" and ("def parse_tool_result(" in source or "def naive_parse" in source):
+            namespace = {"json": json}
+            exec(compile(source.split("\ncheck(")[0], str(CHAPTER), "exec"), namespace)  # the check call comes last
+            found.append(namespace)
+    return found
+
+
+def _failed(fn, pool) -> set[str]:
+    pool.prefetch()
+    report = judge(get_exercise("ch01"), blob_of(fn), pool=pool)
+    assert not [r.id for r in report.results if r.kind == "error"], report.render()
+    return set(report.failed_ids())
+
+
+@pytest.mark.parametrize("step, fails", [
+    (1, BUDGET | ERRORS),   # first step: values, not keys; JSON
+    (2, BUDGET),            # second step: errors say whether retrying helps
+    (3, set()),             # the final version
+])
+def test_each_step_of_the_chapter_fails_exactly_what_it_has_not_reached(step, fails, pool):
+    namespace = _definitions()[step]
+    assert _failed(namespace["parse_tool_result"], pool) == fails
+
+
+def test_the_original_course_parser_fails_on_error_none_repr_budget_and_exceptions(pool):
+    naive = _definitions()[0]["naive_parse_tool_result"]
+    failed = _failed(naive, pool)
+    assert {"error_none_is_success", "json_not_repr", "within_budget", "exception_reported"} <= failed
+    assert failed < ALL
