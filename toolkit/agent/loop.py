@@ -37,13 +37,12 @@ budget, with warnings for instruction-like text.
 """
 from __future__ import annotations
 
-import copy
 import inspect
 import json
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-from ..approval import Approve, PendingCall, decide, denied_result
+from ..approval import Approve
 from ..clearing import ClearPolicy, context_chars, with_read_more
 from ..clock import get_clock
 from ..decisions import apply_decision, evaluate_tool_result
@@ -55,10 +54,11 @@ from ..results import FATAL, RETRYABLE, ErrorCode, ToolResult, redact, safe_str
 from ..safety import redact_value
 from ..task_context import TaskContext, split_steps, with_task_context
 from ..wire import ToolCall, parse_tool_call
+from .gates import ApprovalGate, Paused, cleared
 from .record import AgentRun
-from .sync import run_sync
+from .sync import call_plugin, run_sync
 
-__all__ = ["SYSTEM_PROMPT", "run_agent", "resume", "task_context_for", "FormatMessage", "Evaluate", "Check"]
+__all__ = ["SYSTEM_PROMPT", "run_agent", "task_context_for", "FormatMessage", "Evaluate", "Check"]
 
 SYSTEM_PROMPT = """你是一个资料分析助手，回答问题要有工具给出的证据。
 1. 需要具体数字、统计、天气或航班等事实时，先调用提供的工具，不要凭记忆或猜测给出数字。
@@ -167,20 +167,6 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
     return loop.run(max_turns)
 
 
-def resume(run: AgentRun, approved: bool, reason: str = "") -> AgentRun:
-    """Go on with a run that stopped for approval: its pending call runs (approved) or is denied with `reason`,
-    then the loop continues where it stopped, up to its max_turns. Returns the same AgentRun, updated.
-    Raises ValueError when the run is not waiting for approval."""
-    if run.stopped != "needs_approval" or run.paused is None or run.pending is None:
-        raise ValueError(f"这次运行没有在等待审批（stopped={run.stopped!r}），没有可以继续的调用")
-    if not isinstance(approved, bool):
-        raise ValueError(f"approved 应是 True（批准）或 False（拒绝），收到 {approved!r}")
-    loop, turn, calls = run.paused
-    loop.given[run.pending.call_id] = (approved, reason or ("" if approved else "审批人拒绝"))
-    run.paused = run.pending = None
-    return loop.run(loop.max_turns, first_turn=turn, leftover=calls)
-
-
 def _client_and_model(client: Any, model: str | None) -> tuple[Any, str]:
     if client is None:
         from ..llm import make_client  # the model side loads only when needed
@@ -198,37 +184,8 @@ def _default_registry() -> ToolRegistry:
     return default_registry()
 
 
-def _cleared(clear: "ClearPolicy | Callable[[list], list]", messages: list[dict]) -> tuple[list[dict], str | None]:
-    """What the model is sent under `clear` (a ClearPolicy, or a function messages -> messages), and why the
-    whole list went instead when the function raised or returned something that is not a list of messages."""
-    if isinstance(clear, ClearPolicy):
-        return clear.apply(messages).messages, None
-    try:
-        value = _call(clear, copy.deepcopy(messages))  # a copy: a function that edits in place edits no record
-        if isinstance(value, list) and all(isinstance(m, dict) for m in value):
-            return value, None
-        why = f"clear 应返回消息列表，实际返回了 {type(value).__name__}"
-    except BaseException as exc:
-        if not own_failure(exc):
-            raise
-        why = f"插件 clear 出错（{type(exc).__name__}: {safe_str(exc, 200)}）"
-    return messages, why + "，这一轮发送了完整的对话"
-
-
 class _EmptyReply(Exception):
     """The model answered with neither text nor tool calls (args[0] says how)."""
-
-
-class _Paused(Exception):
-    """A call waits for a person's yes: (turn, the calls of that turn still to run, the PendingCall)."""
-
-
-def _call(plugin: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """plugin(*args, **kwargs); an async plug-in's awaitable is awaited (run_sync: inside Jupyter's loop too)."""
-    value = plugin(*args, **kwargs)
-    if is_awaitable(value):
-        value = run_sync(_awaited(value))
-    return value
 
 
 def _takes_next_step(plugin: Callable[..., Any]) -> bool:
@@ -237,10 +194,6 @@ def _takes_next_step(plugin: Callable[..., Any]) -> bool:
         return "next_step" in inspect.signature(plugin).parameters
     except Exception:
         return False
-
-
-async def _awaited(awaitable: Any) -> Any:
-    return await awaitable
 
 
 def _plugin_failure(plugin: str, exc_or_text: Any, result: ToolResult) -> ToolResult:
@@ -253,7 +206,7 @@ def _plugin_failure(plugin: str, exc_or_text: Any, result: ToolResult) -> ToolRe
                       started_at=result.started_at, duration_ms=result.duration_ms, args_summary=result.args_summary)
 
 
-class _Loop:
+class _Loop(ApprovalGate):
     """One run's state: the conversation, the transcript, the calls seen so far."""
 
     format_message: FormatMessage | None = None
@@ -306,7 +259,7 @@ class _Loop:
         except _EmptyReply as exc:
             record.stopped, record.error = "error", exc.args[0]
             record.answer = f"模型没有返回文本回答（{exc.args[0]}），请重试或换个问法。"
-        except _Paused as paused:
+        except Paused as paused:
             turn, calls, pending = paused.args
             record.stopped, record.pending, record.paused = "needs_approval", pending, (self, turn, calls)
             record.answer = f"等待审批：{pending.describe()}。用 resume(run, True) 批准，resume(run, False, 理由) 拒绝。"
@@ -332,7 +285,7 @@ class _Loop:
         began = self.clock.now()
         sent, clear_error = self.run_record.messages, None
         if self.clear is not None:
-            sent, clear_error = _cleared(self.clear, sent)
+            sent, clear_error = cleared(self.clear, sent)
         size = context_chars(sent)  # before the reply joins the conversation
         try:
             response = self.client.chat.completions.create(
@@ -362,35 +315,6 @@ class _Loop:
         if not (reply.content and reply.content.strip()):
             raise _EmptyReply(f"finish_reason={reply.finish_reason}")
         self.run_record.stopped, self.run_record.answer = "answered", redact(reply.content.strip())
-
-    def _run_tools(self, turn: int, calls: Sequence[ToolCall]) -> None:
-        """Run a reply's tool calls (each read once, by the caller) in order, a call to a tool that needs
-        approval only once a person (or the `approve` setting) said yes; raises _Paused, with the calls still
-        to run, when nobody has."""
-        for i, call in enumerate(calls):
-            tool = self.registry.get(call.name) if call.name else None
-            if tool is None or not tool.needs_approval:
-                continue
-            if i:
-                self._run_batch(turn, calls[:i])
-            pending = PendingCall(call.id or "", call.name, call.parsed if call.parse_error is None else call.arguments,
-                                  self._why())
-            approved, reason = self.given.pop(pending.call_id, None) or decide(self.approve, pending)
-            if approved is None:
-                raise _Paused(turn, list(calls[i:]), pending)
-            if approved:
-                self._run_batch(turn, [call])
-            else:
-                self._append_tool_message(turn, call, denied_result(pending, reason, self.clock.now()))
-            self._run_tools(turn, calls[i + 1:])
-            return
-        if calls:
-            self._run_batch(turn, calls)
-
-    def _why(self) -> str:
-        """The text of the model's last message (what it said before its tool calls), for the person deciding."""
-        last = self.run_record.messages[-1] if self.run_record.messages else {}
-        return safe_str(last.get("content") or "", 300) if last.get("role") == "assistant" else ""
 
     def _run_batch(self, turn: int, calls: Sequence[ToolCall]) -> None:
         """Run tool calls (repeats refused) and append one tool message per call, in order; the ToolCalls
@@ -443,9 +367,9 @@ class _Loop:
             return result, None
         try:
             if _takes_next_step(self.evaluate):
-                decision = _call(self.evaluate, result, self.run_record.question, next_step=self._step_after())
+                decision = call_plugin(self.evaluate, result, self.run_record.question, next_step=self._step_after())
             else:
-                decision = _call(self.evaluate, result, self.run_record.question)
+                decision = call_plugin(self.evaluate, result, self.run_record.question)
             if not isinstance(decision, dict):
                 raise TypeError(f"evaluate 应返回 dict，实际返回了 {type(decision).__name__}")
             decision = dict(dict.items(decision))  # a plain copy: a dict subclass's own methods are not called again
@@ -469,7 +393,7 @@ class _Loop:
         its own, without the decision)."""
         if self.format_message is not None:
             try:
-                message = _call(self.format_message, result.name, call_id, result)
+                message = call_plugin(self.format_message, result.name, call_id, result)
                 budget = self.executor.result_max_chars + MESSAGE_FIELDS_CHARS
                 return plugin_message(message, call_id, budget), result
             except BaseException as exc:
@@ -501,7 +425,7 @@ class _Loop:
     def _check(self) -> None:
         record = self.run_record
         try:
-            record.check = _call(self.check, record.answer, list(record.tool_results))
+            record.check = call_plugin(self.check, record.answer, list(record.tool_results))
         except BaseException as exc:
             if not own_failure(exc):
                 raise
