@@ -99,7 +99,9 @@ class TimelineChart:
         size = font_pt(8 if n <= LABELLED_ROWS else 6, self.big)
         left = max(0.45, text_inches(max(labels, key=len, default=""), size) + 0.2)
         rows_h = (0.26 * min(n, LABELLED_ROWS) + 0.03 * max(min(n, 100) - LABELLED_ROWS, 0)) * k if n else 1.0
-        height = min(max(top + bottom + rows_h, 2.0), 6.4 * k)
+        # presentation mode: past LABELLED_ROWS rows are thin bars, and the time axis stays on a projector's screen
+        tallest = 5.0 if self.big and n > LABELLED_ROWS else 6.4 * k
+        height = min(max(top + bottom + rows_h, 2.0), tallest)
         self.figure.set_size_inches(width, height)
         self.figure.empty_state = not n
         self.message.set_text("" if n else "还没有调用记录")

@@ -29,6 +29,7 @@ PANEL_CSS = f"""<style>
 .trl-big select, .trl-big input, .trl-big .widget-label-basic {{ font-size: {BIG_TEXT_PX}px; }}
 .trl-big .widget-html-content, .trl-big .widget-label, .trl-big .widget-label-basic {{ line-height: 1.4; }}
 .trl-big table {{ font-size: {BIG_TEXT_PX}px !important; }}
+.trl-big .trl-key div {{ font-size: {BIG_TEXT_PX - 2}px !important; line-height: 1.6 !important; }}
 .trl-big pre {{ font-size: {BIG_TEXT_PX - 2}px; }}
 .trl-big h3 {{ font-size: {round(BIG_TEXT_PX * 1.4)}px; }}
 .trl-big .noUi-handle {{ transform: scale(1.4); }}

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 import threading
 from typing import Any, Callable
 
@@ -142,12 +143,15 @@ class FailurePanel(RunPanel):
             control.observe(self._moved, names="value")
         self.preset_buttons = {name: button(name, "film", lambda name=name: self._clicked_preset(name))
                                for name in self.presets}
+        for widget in self.preset_buttons.values():
+            widget.layout.width = "auto"  # the scene's whole name, never "场景一 ..."
         self.run_button = button("运行", "play", self._clicked_run, "primary")
         self.reset_button = button("重置", "undo", self.reset)
         self.summary = W.HTML(value="尚未运行：调好参数后按“运行”。")
         self.charts = None  # toolkit.viz.LiveCharts, made at the first run: it keeps the figures between runs
         self._draw_lock = threading.Lock()
         self.key = W.HTML(value=colour_key())
+        self.key.add_class("trl-key")
         self.timeline_image = W.Image(format="png")
         self.stats_image = W.Image(format="png")
         self._resize()
@@ -205,12 +209,15 @@ class FailurePanel(RunPanel):
             pass
 
     def _picture(self) -> dict[str, str]:
-        """The last run's timeline (SVG in presentation mode, PNG otherwise); nothing before a run."""
+        """The last run's timeline as PNG (a notebook not yet trusted shows no SVG), drawn from the
+        presentation-mode figure when the panel shows SVG; nothing before a run."""
         picture = self.png.get("timeline")
         if not picture:
             return {}
-        if self.charts is not None and self.charts.format == "svg":
-            return {"image/svg+xml": picture.decode("utf-8")}
+        if not picture.startswith(b"\x89PNG"):
+            buffer = io.BytesIO()
+            self.figure.savefig(buffer, format="png", dpi=120, metadata={"Software": None})
+            picture = buffer.getvalue()
         return {"image/png": base64.b64encode(picture).decode("ascii")}
 
     def _resize(self) -> None:
