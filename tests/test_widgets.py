@@ -397,7 +397,7 @@ def test_presentation_mode_draws_chart_text_of_16_px_where_the_panel_is_800_px_w
         assert smallest_text_pt(fig) > smallest_text_pt(normal.figures[name])
     assert "trl-big" in big.widget._dom_classes and "trl-big" not in normal.widget._dom_classes
     assert f"--jp-widgets-font-size: {BIG_TEXT_PX}px" in big.widget.children[0].value and BIG_TEXT_PX >= 18
-    assert big.rate_sliders["timeout"].layout.width > normal.rate_sliders["timeout"].layout.width
+    assert int(big.rate_sliders["timeout"].layout.width[:-2]) > int(normal.rate_sliders["timeout"].layout.width[:-2])
 
 
 def test_presentation_switches_every_panel_and_redraws_without_running(normal_mode):

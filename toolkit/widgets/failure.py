@@ -179,12 +179,10 @@ class FailurePanel(RunPanel):
         """Set every control to preset `name` (see the class doc) and, with `run`, run; returns the summary
         line (or "" without `run`). Raises KeyError for a preset the panel does not have."""
         preset = {**self._defaults, **self.presets[name]}
-        rates = preset["rates"] if "rates" not in self.presets[name] else {
-            kind: self.presets[name]["rates"].get(kind, 0.0) for kind in FAULT_KINDS}
         self._applying = True
         try:
             for kind, slider in self.rate_sliders.items():
-                slider.value = round(rates.get(kind, 0.0) * 100)
+                slider.value = round(preset["rates"].get(kind, 0.0) * 100)
             for key in SETTINGS[1:]:
                 getattr(self, key).value = preset[key]
         finally:
