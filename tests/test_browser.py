@@ -292,11 +292,13 @@ def _check_projector_page(page, size: str, tmp_path: Path) -> dict:
     label_px = float(panel.locator(".widget-label").first.evaluate("(e) => parseFloat(getComputedStyle(e).fontSize)"))
     assert label_px >= 18, f"{size}: panel text {label_px} px"
 
-    page.evaluate(SCROLL_TO_CELL, "agent = AgentPanel(")
-    table = page.locator("table", has=page.locator("th", has_text="内容摘录"))
-    columns = table.evaluate(TABLE_COLUMNS)
-    narrow = [c for c in columns["columns"] if c["lines"] > 1 or c["chars"] < len(c["text"])]
-    assert not narrow, f"{size}: table columns wrapped or narrower than their heading: {columns}"
+    columns = {}
+    for source, heading in (("agent = AgentPanel(", "内容摘录"), ("picker = DecisionPicker(", "字段")):
+        page.evaluate(SCROLL_TO_CELL, source)
+        table = page.locator(".trl-panel table", has=page.locator("th", has_text=heading))
+        columns[heading] = table.evaluate(TABLE_COLUMNS)
+        narrow = [c for c in columns[heading]["columns"] if c["lines"] > 1 or c["chars"] < len(c["text"])]
+        assert not narrow, f"{size}: table columns wrapped or narrower than their heading: {columns[heading]}"
     panels_text = " ".join(page.locator(".trl-panel").all_inner_texts())
     assert not re.search(EMOJI_MARKS, panels_text), f"{size}: an emoji status mark in {panels_text[:300]}"
     assert MARKS[0] in panels_text  # the agent's verdict, in a mark DejaVu Sans draws

@@ -103,7 +103,7 @@ class DecisionPicker(Panel):
                  ["data", safe_str(dumps(result.data), 100) if result.data is not None else "—"]]
         if result.error:
             shown.append(["error", result.error])
-        self.result_html.value = table(["字段", "值"], shown)
+        self.result_html.value = table(["字段", "值"], shown, nowrap=(0,))
         action = decision["action"]
         self.decision_html.value = (
             f"<p><b>决策：</b>{html.escape(ACTION_LABELS[action])}（{action}）<br>"
