@@ -433,7 +433,7 @@ def test_an_answer_behind_reveal_is_nowhere_until_asked():
 
     answer = Reveal("权限不足：出现 36 次，之后又重试了 0 次", "显示备查：场景二")
     bundle = answer._repr_mimebundle_()
-    assert "36" not in str(bundle) and answer.output.outputs == () and not answer.shown
+    assert "出现 36 次" not in str(bundle) and answer.output.outputs == () and not answer.shown
     answer.button.click()
     assert answer.shown and answer.output.outputs[0]["text"] == "权限不足：出现 36 次，之后又重试了 0 次\n"
     answer.button.click()
@@ -546,6 +546,22 @@ def test_agent_panel_run_twice_gives_the_same_transcript_not_a_longer_one(offlin
     panel.run_button.click()
     assert panel.rows == rows and panel.last_summary == summary and len(panel.run_record.tool_results) == 1
     assert panel.state["runs"] == 2 and not panel.state["running"] and not panel.run_button.disabled
+
+
+def test_agent_scene_buttons_set_fault_and_behaviour_and_run(offline):
+    scenes = {"超时": {"fault": "timeouts"}, "编造": {"fault": "none", "behaviour": "ignore-results"}}
+    panel = AgentPanel(fault="bad_row", max_turns=4, presets=scenes)
+    panel.preset_buttons["编造"].click()
+    assert (panel.fault.value, panel.behaviour.value, panel.max_turns.value) == ("none", "ignore-results", 4)
+    assert not panel.verdict.ok and "<b>第 1 次运行</b>（编造）：" in panel.summary.value
+
+    panel.apply_preset("超时")  # what the scene leaves out is the panel's own, not the last scene's
+    assert (panel.fault.value, panel.behaviour.value) == ("timeouts", "") and panel.verdict.ok
+    assert tool_rows(panel)[0]["attempts"] == 3 and "第 2 次运行</b>（超时）" in panel.summary.value
+    with pytest.raises(ValueError, match="fault"):
+        AgentPanel(presets={"x": {"fault": "meteor"}})
+    with pytest.raises(ValueError, match="unknown setting"):
+        AgentPanel(presets={"x": {"seed": 3}})
 
 
 def test_agent_panel_reset_forgets_the_run(offline):

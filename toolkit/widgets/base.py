@@ -226,9 +226,74 @@ class Panel:
 
 
 class RunPanel(Panel):
-    """A panel with Run and Reset: its text is the last run's one-line summary."""
+    """A panel with Run and Reset: its text is the last run's one-line summary.
+
+    Scenes: `_scenes(presets, known, controls)` (in a subclass's __init__) checks each preset
+    ({button label: {setting: value}}, settings from `known`), makes one button per preset, and
+    watches `controls`: moving one by hand means the panel is no longer at that scene.
+    `apply_preset(label)` sets every control (`_set_controls`; settings a preset leaves out are
+    the panel's own, `_defaults`) and runs; `preset` is the label the controls are at.
+    """
 
     last_summary = ""
+    presets: dict[str, dict] = {}
+    preset: str | None = None
+    preset_buttons: dict[str, W.Button] = {}
+    _defaults: dict[str, Any] = {}
+    _applying = False
+
+    def _scenes(self, presets: dict[str, dict] | None, known: tuple[str, ...], controls: list[W.Widget]) -> list:
+        """Check and keep `presets`; returns the row of scene buttons to show ([] without presets)."""
+        self.presets = dict(presets or {})
+        for name, preset in self.presets.items():
+            unknown = set(preset) - set(known)
+            if unknown:
+                raise ValueError(f"preset {name!r}: unknown setting(s) {sorted(unknown)}; choose from {list(known)}")
+        for control in controls:
+            control.observe(self._moved, names="value")
+        self.preset_buttons = {name: button(name, "film", lambda name=name: self._clicked_preset(name))
+                               for name in self.presets}
+        for widget in self.preset_buttons.values():
+            widget.layout.width = "auto"  # the scene's whole name, never "场景一 ..."
+        if not self.presets:
+            return []
+        return [W.HBox([W.HTML("<b>场景：</b>"), *self.preset_buttons.values()],
+                       layout=W.Layout(flex_flow="row wrap"))]
+
+    def apply_preset(self, name: str, run: bool = True) -> str:
+        """Set every control to preset `name` and, with `run`, run; returns the summary line (or "" without
+        `run`). Raises KeyError for a preset the panel does not have."""
+        preset = {**self._defaults, **self.presets[name]}
+        self._applying = True
+        try:
+            self._set_controls(preset)
+        finally:
+            self._applying = False
+        self._mark(name)
+        return self.run() if run else ""
+
+    def _set_controls(self, settings: dict) -> None:
+        raise NotImplementedError
+
+    def _scene_note(self) -> str:
+        """The scene the controls are at, for the summary: "（场景二）", or ""."""
+        return f"（{html.escape(self.preset)}）" if self.preset else ""
+
+    def _mark(self, name: str | None) -> None:
+        self.preset = name
+        for label, widget in self.preset_buttons.items():
+            widget.button_style = "info" if label == name else ""
+
+    def _moved(self, _: Any) -> None:
+        if not self._applying and self.preset is not None:
+            self._mark(None)
+
+    def _clicked_preset(self, name: str) -> None:
+        """A scene's button: an error is already shown in the panel and kept in state["error"]."""
+        try:
+            self.apply_preset(name)
+        except Exception:
+            pass
 
     def _clear(self) -> None:
         raise NotImplementedError

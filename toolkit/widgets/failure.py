@@ -110,11 +110,7 @@ class FailurePanel(RunPanel):
         _check_rates(rates)
         if jitter not in JITTER_LABELS:
             raise ValueError(f"jitter must be one of {list(JITTER_LABELS)}, got {jitter!r}")
-        self.presets = dict(presets or {})
-        for name, preset in self.presets.items():
-            unknown = set(preset) - set(SETTINGS)
-            if unknown:
-                raise ValueError(f"preset {name!r}: unknown setting(s) {sorted(unknown)}; choose from {list(SETTINGS)}")
+        for preset in (presets or {}).values():
             _check_rates(preset.get("rates", {}))
         self.tool = tool
         self.rate_sliders = {
@@ -136,15 +132,9 @@ class FailurePanel(RunPanel):
                      self.jitter], ("150px", "210px"), ("360px", "520px"))
         self._sized([self.seed], ("150px", "210px"), ("240px", "340px"))
         self._defaults = self.settings()
-        self.preset = None  # the label of the preset the controls are at (None once one is moved by hand)
-        self._applying = False
-        for control in (*self.rate_sliders.values(), self.latency, self.calls, self.concurrency, self.max_retries,
-                        self.jitter, self.budget, self.breaker, self.seed):
-            control.observe(self._moved, names="value")
-        self.preset_buttons = {name: button(name, "film", lambda name=name: self._clicked_preset(name))
-                               for name in self.presets}
-        for widget in self.preset_buttons.values():
-            widget.layout.width = "auto"  # the scene's whole name, never "场景一 ..."
+        scenes = self._scenes(presets, SETTINGS, [*self.rate_sliders.values(), self.latency, self.calls,
+                                                  self.concurrency, self.max_retries, self.jitter, self.budget,
+                                                  self.breaker, self.seed])
         self.run_button = button("运行", "play", self._clicked_run, "primary")
         self.reset_button = button("重置", "undo", self.reset)
         self.summary = W.HTML(value="尚未运行：调好参数后按“运行”。")
@@ -161,9 +151,7 @@ class FailurePanel(RunPanel):
         right = W.VBox([W.HTML("<b>调用与重试</b>"), self.latency, self.calls, self.concurrency, self.max_retries,
                         self.jitter, W.HBox([self.budget, self.breaker], layout=W.Layout(flex_flow="row wrap")),
                         self.seed], layout=column)
-        wrap = W.Layout(flex_flow="row wrap")
-        scenes = [W.HBox([W.HTML("<b>场景：</b>"), *self.preset_buttons.values()], layout=wrap)] if presets else []
-        self.widget = self._root([*scenes, W.HBox([left, right], layout=wrap),
+        self.widget = self._root([*scenes, W.HBox([left, right], layout=W.Layout(flex_flow="row wrap")),
                                   W.HBox([self.run_button, self.reset_button]), self.summary, self.key,
                                   self.timeline_image, self.stats_image])
         self._clear()
@@ -175,36 +163,12 @@ class FailurePanel(RunPanel):
                 "max_retries": self.max_retries.value, "jitter": self.jitter.value, "budget": self.budget.value,
                 "breaker": self.breaker.value, "seed": self.seed.value}
 
-    def apply_preset(self, name: str, run: bool = True) -> str:
-        """Set every control to preset `name` (see the class doc) and, with `run`, run; returns the summary
-        line (or "" without `run`). Raises KeyError for a preset the panel does not have."""
-        preset = {**self._defaults, **self.presets[name]}
-        self._applying = True
-        try:
-            for kind, slider in self.rate_sliders.items():
-                slider.value = round(preset["rates"].get(kind, 0.0) * 100)
-            for key in SETTINGS[1:]:
-                getattr(self, key).value = preset[key]
-        finally:
-            self._applying = False
-        self._mark(name)
-        return self.run() if run else ""
-
-    def _mark(self, name: str | None) -> None:
-        self.preset = name
-        for label, widget in self.preset_buttons.items():
-            widget.button_style = "info" if label == name else ""
-
-    def _moved(self, _: Any) -> None:
-        if not self._applying and self.preset is not None:
-            self._mark(None)
-
-    def _clicked_preset(self, name: str) -> None:
-        """A preset's button: an error is already shown in the panel and kept in state["error"]."""
-        try:
-            self.apply_preset(name)
-        except Exception:
-            pass
+    def _set_controls(self, settings: dict) -> None:
+        """A scene's settings on the controls (rates it leaves out are 0)."""
+        for kind, slider in self.rate_sliders.items():
+            slider.value = round(settings["rates"].get(kind, 0.0) * 100)
+        for key in SETTINGS[1:]:
+            getattr(self, key).value = settings[key]
 
     def _picture(self) -> dict[str, str]:
         """The last run's timeline as PNG (a notebook not yet trusted shows no SVG), drawn from the
@@ -271,8 +235,7 @@ class FailurePanel(RunPanel):
                 self.figures, self.figure, self.png = figures, figures["timeline"], png
                 self.last_summary = text
                 self.timeline_image.value, self.stats_image.value = png["timeline"], png["stats"]
-                scene = f"（{html.escape(self.preset)}）" if self.preset else ""
-                self.summary.value = self._run_label(scene) + html.escape(text)
+                self.summary.value = self._run_label(self._scene_note()) + html.escape(text)
                 self.state["leftover_tasks"] = batch["leftover_tasks"]
             # The figures are kept between runs, so drawing and committing happen under one lock, and only for
             # the newest run: an older run that finishes late must not redraw them under a newer one's picture.
