@@ -409,6 +409,8 @@ def test_presentation_switches_every_panel_and_redraws_without_running(normal_mo
     assert panel.big and agent.big and panel.big_toggle.value and "trl-big" in agent.widget._dom_classes
     assert panel.png["timeline"].startswith(b"<?xml") and panel.state["runs"] == 1  # redrawn, not run again
     assert FailurePanel().big and DecisionPicker().big  # made after: in presentation mode too
+    from toolkit.widgets import Reveal
+    assert "trl-big" in Reveal("答案").widget._dom_classes
 
     panel.big_toggle.value = False  # the panel's own toggle switches it alone
     assert not panel.big and panel.png["timeline"].startswith(b"\x89PNG") and agent.big

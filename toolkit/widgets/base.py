@@ -84,6 +84,8 @@ class Reveal:
         self.output = W.Output()
         self.button = button(label, "eye", self.toggle)
         self.widget = W.VBox([self.button, self.output], _dom_classes=["trl-reveal"])
+        if _MODE["big"]:  # sized by the stylesheet the panels on the page carry
+            self.widget.add_class("trl-big")
 
     def toggle(self) -> None:
         self.shown = not self.shown
