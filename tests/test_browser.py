@@ -1,6 +1,11 @@
 """The course in real JupyterLab, in headless Chromium.
 
 * notebooks/09: the panels render, a slider and Run redraw both charts within a second of the click.
+* notebooks/09 on a projector, at 1280×800 with the file browser open and at 1920×1080: before Run All each
+  panel's output is a picture; a scene button sets every control and runs ("第 N 次运行" counts); a typed "30%"
+  is 30 %; no readout is covered or cut; chart text is at least 16 px on the page (presentation mode); the
+  agent panel's table has no one-character column; answers stay hidden until asked; no emoji status mark.
+  Screenshots: /tmp/panels-1280x800.png and /tmp/panels-1920x1080.png (and in the test's tmp folder).
 * A fresh Linux without any CJK font (Chromium limited to DejaVu by a fontconfig file): JupyterLab opens in
   Chinese with no news pop-up, and its menus, file browser, Markdown, outputs and widget labels are drawn with
   the course font the page is served (jupyterlab-setup/), the status marks ✔ ✘ ○ ⚠ with DejaVu Sans.
@@ -17,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -201,11 +207,180 @@ def test_instructor_demo_runs_in_jupyterlab_and_redraws_after_slider_and_run(lab
 
             assert readout_after != readout_before
             assert min(waits) < 1.0, f"the instructor waited {waits} s for the redraw (a second at most)"
-            assert bytes_after[:4] == [0x89, 0x50, 0x4E, 0x47] and bytes_after != bytes_before  # a new PNG
+            # a new picture: SVG in presentation mode (09 turns it on), PNG otherwise
+            assert bytes_after[:5] in ([0x3C, 0x3F, 0x78, 0x6D, 0x6C], [0x89, 0x50, 0x4E, 0x47, 0x0D])
+            assert bytes_after != bytes_before
             assert summary_after != summary_before and "运行出错" not in summary_after
             outputs = page.evaluate(CELL_OUTPUT_TYPES)
             assert outputs and "error" not in outputs and "stream:stderr" not in outputs, outputs
             assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
+        finally:
+            browser.close()
+
+
+# --- 09 on a projector -----------------------------------------------------------------------------------
+
+SCROLL_TO_CELL = """async (text) => {
+  const nb = window.jupyterapp.shell.currentWidget.content;
+  for (let i = 0; i < nb.model.cells.length; i++) {
+    if (nb.model.cells.get(i).sharedModel.getSource().includes(text)) {
+      await nb.scrollToItem(i, 'start');
+      await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+      return i;
+    }
+  }
+  return -1;
+}"""
+OUTPUT_MIME = """(i) => {
+  const out = window.jupyterapp.shell.currentWidget.content.widgets[i].node.querySelector('.jp-OutputArea-output');
+  return out ? out.getAttribute('data-mime-type') : null;
+}"""
+# every readout of the panel: its text, whether it is the element drawn at its centre (not covered by another
+# column), whether its text fits (not cut), whether it lies within the panel
+READOUTS = """(panel) => {
+  const box = panel.getBoundingClientRect();
+  return [...panel.querySelectorAll('.widget-readout')].map((r) => {
+    r.scrollIntoView({block: 'center'});
+    const b = r.getBoundingClientRect();
+    const hit = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);
+    return {text: r.innerText, covered: !(hit && (hit === r || r.contains(hit))),
+            cut: r.scrollWidth > r.clientWidth + 1, outside: b.right > box.right + 1 || b.left < box.left - 1,
+            width: Math.round(b.width)};
+  });
+}"""
+# the agent table's columns: the narrowest one, in characters of the table's font, and whether a header wraps
+TABLE_COLUMNS = """(table) => {
+  const size = parseFloat(getComputedStyle(table).fontSize);
+  const heads = [...table.querySelectorAll('th')];
+  return {size, columns: heads.map((th) => ({text: th.innerText, chars: th.getBoundingClientRect().width / size,
+                                             lines: Math.round(th.getBoundingClientRect().height / (size * 1.2))}))};
+}"""
+KERNEL_PRINT = """async (code) => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  const future = kernel.requestExecute({code, silent: false, store_history: false});
+  let out = '';
+  future.onIOPub = (msg) => { if (msg.header.msg_type === 'stream') out += msg.content.text; };
+  await future.done;
+  return out;
+}"""
+CHART_SIZES = ("import json\nfrom toolkit.viz.style import smallest_text_pt\n"
+               "print(json.dumps({n: [smallest_text_pt(f), float(f.get_size_inches()[0])] "
+               "for n, f in failure.figures.items()}))")
+EMOJI_MARKS = "[\u2705\u274c\u274e\u2b1c\u2b1b\u2b55\U0001f300-\U0001faff]"
+SCENE = "场景二 权限与 500"
+
+
+def _check_projector_page(page, size: str, tmp_path: Path) -> dict:
+    """The checks at one window size; returns what was measured."""
+    panel = page.locator(".trl-panel").first
+    page.evaluate(SCROLL_TO_CELL, "SCENES = {")
+    readouts = panel.evaluate(READOUTS)
+    assert len(readouts) >= 10, readouts
+    bad = [r for r in readouts if r["covered"] or r["cut"] or r["outside"]]
+    assert not bad, f"{size}: readouts covered, cut or outside the panel: {bad}"
+
+    # chart text on the page: the smallest text of each figure (points, in a figure so many inches wide), at the
+    # width its picture is shown
+    sizes = json.loads(page.evaluate(KERNEL_PRINT, CHART_SIZES))
+    images = page.locator(".trl-panel img.widget-image")
+    chart_px = {}
+    for i, name in enumerate(("timeline", "stats")):
+        shown = images.nth(i).evaluate("(img) => img.getBoundingClientRect().width")
+        points, inches = sizes[name]
+        chart_px[name] = points / 72 * shown / inches
+        assert chart_px[name] >= 16, f"{size}: {name} chart text {chart_px[name]:.1f} px on the page"
+    label_px = float(panel.locator(".widget-label").first.evaluate("(e) => parseFloat(getComputedStyle(e).fontSize)"))
+    assert label_px >= 18, f"{size}: panel text {label_px} px"
+
+    columns = {}
+    for source, heading in (("agent = AgentPanel(", "内容摘录"), ("picker = DecisionPicker(", "字段")):
+        page.evaluate(SCROLL_TO_CELL, source)
+        table = page.locator(".trl-panel table", has=page.locator("th", has_text=heading))
+        columns[heading] = table.evaluate(TABLE_COLUMNS)
+        narrow = [c for c in columns[heading]["columns"] if c["lines"] > 1 or c["chars"] < len(c["text"])]
+        assert not narrow, f"{size}: table columns wrapped or narrower than their heading: {columns[heading]}"
+    panels_text = " ".join(page.locator(".trl-panel").all_inner_texts())
+    assert not re.search(EMOJI_MARKS, panels_text), f"{size}: an emoji status mark in {panels_text[:300]}"
+    assert MARKS[0] in panels_text  # the agent's verdict, in a mark DejaVu Sans draws
+    return {"readouts": len(readouts), "chart_px": chart_px, "label_px": label_px, "table": columns}
+
+
+def test_instructor_demo_on_a_projector_at_laptop_and_full_hd_sizes(lab, tmp_path):
+    base, token = lab
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.goto(f"{base}/lab/tree/notebooks/{NOTEBOOK}?reset&token={token}")
+            page.wait_for_function(KERNEL_IDLE, timeout=90_000)
+            assert page.locator(".jp-FileBrowser").first.evaluate("(e) => e.offsetWidth") > 150  # sidebar open
+
+            # before Run All: each panel's stored output is a picture, not one line of text
+            for source in ("failure = FailurePanel(", "agent = AgentPanel(", "budget = BudgetPlayground(",
+                           "picker = DecisionPicker("):
+                index = page.evaluate(SCROLL_TO_CELL, source)
+                assert page.evaluate(OUTPUT_MIME, index) in ("image/png", "text/html"), source
+
+            page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            page.wait_for_selector(".trl-panel .widget-slider", timeout=90_000)
+            page.wait_for_function(KERNEL_IDLE, timeout=120_000)
+
+            # answers: hidden while the question is asked, there once asked
+            page.evaluate(SCROLL_TO_CELL, "<summary>场景二的答案")
+            answer = page.locator("details", has_text="场景二的答案").locator("p", has_text="致命错误")
+            assert answer.count() == 1 and not answer.is_visible()
+            page.evaluate(SCROLL_TO_CELL, "显示备查：场景二")
+            reveal = page.locator("button.widget-button", has_text="显示备查：场景二")
+            reveal.wait_for(timeout=30_000)
+            assert "权限不足：出现 36 次" not in page.locator("body").inner_text()  # the 备查 line, not its code
+            page.locator("details summary", has_text="场景二的答案").click()
+            assert answer.is_visible()
+            reveal.click()
+            page.get_by_text("权限不足：出现 36 次，之后又重试了 0 次").first.wait_for(timeout=10_000)
+
+            # a scene, pressed twice: every control set, and the second press shows that it ran
+            page.evaluate(SCROLL_TO_CELL, "SCENES = {")
+            summary = page.locator(".trl-panel .widget-html", has_text="次运行").first
+            scene = page.locator("button.widget-button", has_text=SCENE)
+            for run in (2, 3):
+                scene.click()
+                page.wait_for_function("([el, text]) => el.innerText.includes(text)",
+                                       arg=[summary.element_handle(), f"第 {run} 次运行（{SCENE}）"], timeout=30_000)
+                page.wait_for_function(KERNEL_IDLE, timeout=30_000)
+            rates = page.locator(".trl-panel .widget-slider").all()[:6]
+            readouts = [r.locator(".widget-readout").inner_text() for r in rates]
+            assert readouts == ["0", "0", "30", "30", "0", "0"], readouts
+
+            # a typed percentage: "30%" in the timeout readout is 30 %, and the readout keeps its width
+            timeout_readout = rates[0].locator(".widget-readout")
+            width = timeout_readout.evaluate("(e) => e.getBoundingClientRect().width")
+            timeout_readout.click()
+            page.keyboard.press("Control+A")
+            page.keyboard.type("30%")
+            page.keyboard.press("Enter")
+            page.wait_for_function("(el) => el.innerText === '30'", arg=timeout_readout.element_handle(),
+                                   timeout=10_000)
+            assert timeout_readout.evaluate("(e) => e.getBoundingClientRect().width") == width
+            assert "0.3" in page.evaluate(KERNEL_PRINT, "print(failure.settings()['rates']['timeout'])")
+
+            measured = {}
+            for width, height in ((1280, 800), (1920, 1080)):
+                size = f"{width}x{height}"
+                page.set_viewport_size({"width": width, "height": height})
+                page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+                measured[size] = _check_projector_page(page, size, tmp_path)
+                page.evaluate(SCROLL_TO_CELL, "SCENES = {")
+                page.locator(".trl-panel").first.evaluate("(e) => e.scrollIntoView()")
+                page.evaluate("() => document.fonts.ready")
+                for path in (tmp_path / f"panels-{size}.png", Path(f"/tmp/panels-{size}.png")):
+                    page.screenshot(path=str(path))
+                page.locator(".trl-panel img.widget-image").first.evaluate("(e) => e.scrollIntoView()")
+                page.screenshot(path=str(tmp_path / f"panels-{size}-timeline.png"))
+                page.screenshot(path=f"/tmp/panels-{size}-timeline.png")
+            (tmp_path / "projector.json").write_text(json.dumps(measured, ensure_ascii=False, indent=1))
+            print(json.dumps({k: {"chart_px": v["chart_px"], "label_px": v["label_px"]} for k, v in measured.items()}))
+            outputs = page.evaluate(CELL_OUTPUT_TYPES)
+            assert "error" not in outputs and "stream:stderr" not in outputs, outputs
         finally:
             browser.close()
 

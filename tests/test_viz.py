@@ -757,3 +757,28 @@ def test_the_naive_dump_is_counted_exactly_without_building_it():
               [{"a": "带\n换行", "b": "\"引号\""}, {"b": None, "c": 1.5, "d": True}]]
     for records in shapes:
         assert _naive_chars(records) == len(json.dumps(records, ensure_ascii=False, indent=2)), records
+
+
+# --- presentation mode: the failure panel's charts for a projector ----------------------------------------------
+
+def test_presentation_mode_charts_have_no_text_under_its_minimum_in_a_narrower_figure(batch):
+    from toolkit.viz.style import BIG_MIN_PT, BIG_WIDTH, smallest_text_pt
+
+    normal, big = viz.LiveCharts(), viz.LiveCharts(big=True)
+    normal.draw(batch)
+    big.draw(batch)
+    for name in ("timeline", "stats"):
+        assert big.figures[name].get_size_inches()[0] == BIG_WIDTH < normal.figures[name].get_size_inches()[0]
+        assert smallest_text_pt(big.figures[name]) >= BIG_MIN_PT > smallest_text_pt(normal.figures[name])
+    # the statistics in one column: tools above failed attempts, each the figure's full width
+    axes = big.stats.axes
+    assert axes["tools"].get_position().y0 > axes["errors"].get_position().y0 > axes["durations"].get_position().y0
+    assert axes["tools"].get_position().width > 2 * axes["durations"].get_position().width
+
+
+def test_live_charts_as_svg_are_the_same_bytes_for_the_same_data(batch):
+    first, second = viz.LiveCharts(big=True, format="svg"), viz.LiveCharts(big=True, format="svg")
+    one, two = first.draw(batch), second.draw(batch)
+    assert one == two and one["timeline"].startswith(b"<?xml") and b"<text" not in one["stats"]  # text as outlines
+    with pytest.raises(ValueError, match="format"):
+        viz.LiveCharts(format="jpeg")

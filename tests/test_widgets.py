@@ -7,6 +7,7 @@ these tests read (the executor's history, the figures' artists, the summary).
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import threading
 import time
@@ -58,7 +59,7 @@ def test_run_sends_every_call_through_a_real_executor_and_summarizes_it():
     assert text.startswith("20 次调用，") and f"成功率 {summary['success_rate']:.0%}" in text
     assert f"共 {attempts_of(panel)} 次尝试" in text and attempts_of(panel) > 20
     assert f"模拟耗时 {panel.batch['simulated_s']:.1f} 秒" in text
-    assert panel.summary.value == text and repr(panel) == f"故障注入面板：{text}"
+    assert panel.summary.value == f"<b>第 1 次运行</b>：{text}" and repr(panel) == f"故障注入面板：{text}"
 
 
 def test_permission_error_is_not_retried_but_server_errors_are():
@@ -67,8 +68,8 @@ def test_permission_error_is_not_retried_but_server_errors_are():
     assert [r.attempts for r in panel.results] == [1] * 10
     assert {r.error_type for r in panel.results} == {"fatal"} and "成功率 0%" in panel.last_summary
 
-    panel.rate_sliders["permission"].value = 0.0
-    panel.rate_sliders["server_error"].value = 1.0
+    panel.rate_sliders["permission"].value = 0
+    panel.rate_sliders["server_error"].value = 100  # percent
     panel.max_retries.value = 2
     panel.run()
     assert [r.attempts for r in panel.results] == [3] * 10
@@ -108,7 +109,7 @@ def test_moving_a_fault_slider_changes_the_next_run():
     before_png, before = panel.png["timeline"], attempts_of(panel)
     assert not any(r.error_code == "RATE_LIMITED" for r in panel.results)
 
-    panel.rate_sliders["rate_limit"].value = 0.5
+    panel.rate_sliders["rate_limit"].value = 50  # percent
     panel.run()
     assert attempts_of(panel) > before and panel.png["timeline"] != before_png
     waits = [a.wait_after for r in panel.results for a in r.trace if a.code == "RATE_LIMITED" and a.wait_after]
@@ -173,7 +174,7 @@ def test_an_older_run_finishing_after_a_newer_one_does_not_redraw_the_kept_figur
     first.start()
     assert started.wait(10)
     panel.tool = None  # the second Run uses the default, instant tool, with faults this time
-    panel.rate_sliders["server_error"].value = 1.0
+    panel.rate_sliders["server_error"].value = 100
     panel.max_retries.value = 2
     panel.run()
     second_png = dict(panel.png)
@@ -298,6 +299,149 @@ def test_the_colour_key_beside_the_charts_names_every_colour_they_use():
     assert f"dashed {viz.RETRY_AFTER_COLOR}" in panel.key.value and "Retry-After" in panel.key.value
 
 
+# --- scene presets, typed percentages, run numbers, presentation mode -------------------------------
+
+SCENES = {
+    "场景二": {"rates": {"permission": 0.3, "server_error": 0.3}},
+    "惊群": {"rates": {"server_error": 0.5}, "latency": 0.0, "calls": 50, "concurrency": 50, "jitter": "none"},
+    "熔断": {"rates": {"server_error": 1.0}, "breaker": True},
+}
+
+
+@pytest.fixture
+def normal_mode():
+    """Presentation mode is notebook-wide state: every test that switches it leaves it off."""
+    from toolkit.widgets import presentation
+
+    presentation(False)
+    yield
+    presentation(False)
+
+
+def test_a_scene_button_sets_every_control_and_runs():
+    panel = FailurePanel(calls=100, concurrency=10, latency=0.1, seed=0, presets=SCENES)
+    panel.rate_sliders["timeout"].value = 40  # left over from the last scene: the preset must clear it
+    panel.max_retries.value = 1
+    panel.preset_buttons["惊群"].click()
+
+    assert panel.state["runs"] == 1 and panel.preset == "惊群"
+    assert panel.settings() == {"rates": {**NO_FAULTS, "server_error": 0.5}, "latency": 0.0, "calls": 50,
+                                "concurrency": 50, "max_retries": 3, "jitter": "none", "budget": False,
+                                "breaker": False, "seed": 0}  # what the scene leaves out is the panel's own
+    assert panel.settings_used == panel.settings() and len(panel.executor.call_history) == 50
+    assert "<b>第 1 次运行</b>（惊群）：50 次调用" in panel.summary.value
+    assert panel.preset_buttons["惊群"].button_style == "info" and panel.preset_buttons["熔断"].button_style == ""
+
+    panel.apply_preset("熔断")
+    assert panel.breaker.value and panel.latency.value == 0.1 and panel.calls.value == 100
+    assert "熔断拦下" in panel.last_summary and panel.settings_used["rates"]["server_error"] == 1.0
+    panel.calls.value = 30  # moved by hand: no longer the scene
+    assert panel.preset is None and all(b.button_style == "" for b in panel.preset_buttons.values())
+
+
+def test_a_scene_reproduces_what_the_same_settings_give_by_hand():
+    by_scene = FailurePanel(calls=100, seed=0, presets=SCENES)
+    by_scene.apply_preset("场景二")
+    by_hand = FailurePanel(calls=100, seed=0, rates=only("permission", 0.3) | {"server_error": 0.3})
+    by_hand.run()
+    assert by_scene.last_summary == by_hand.last_summary and by_scene.png == by_hand.png
+
+
+def test_a_preset_with_an_unknown_setting_or_fault_is_refused():
+    with pytest.raises(ValueError, match="unknown setting"):
+        FailurePanel(presets={"x": {"retries": 3}})
+    with pytest.raises(ValueError, match="unknown fault"):
+        FailurePanel(presets={"x": {"rates": {"meteor": 0.1}}})
+    with pytest.raises(KeyError):
+        FailurePanel(presets=SCENES).apply_preset("场景九")
+
+
+def test_fault_rates_are_whole_percents_so_a_typed_30_percent_is_30_percent():
+    """JupyterLab's readout parses what is typed with parseFloat and clamps it to the slider's range:
+    "30%" reads as 30, which on a 0-1 slider was 100 %. The sliders count in percent."""
+    panel = FailurePanel(rates={"timeout": 0.05, "partial": 0.333})
+    for slider in panel.rate_sliders.values():
+        assert (slider.min, slider.max, slider.step) == (0, 100, 1) and "%" not in slider.readout_format
+        assert slider.description.endswith("%")
+    assert panel.rate_sliders["timeout"].value == 5 and panel.rate_sliders["partial"].value == 33
+
+    typed = float("30%".rstrip("%"))  # what parseFloat("30%") gives
+    panel.rate_sliders["timeout"].value = min(max(typed, 0), 100)
+    assert panel.settings()["rates"]["timeout"] == 0.3
+
+
+def test_a_run_with_unchanged_settings_still_shows_that_it_ran():
+    panel = FailurePanel(calls=10, seed=1)
+    panel.run_button.click()
+    first = panel.summary.value
+    panel.run_button.click()
+    assert panel.last_summary in first and first.startswith("<b>第 1 次运行</b>")
+    assert panel.summary.value == first.replace("第 1 次运行", "第 2 次运行")
+
+
+def test_presentation_mode_draws_chart_text_of_16_px_where_the_panel_is_800_px_wide(normal_mode):
+    from toolkit.viz.style import BIG_WIDTH, smallest_text_pt
+    from toolkit.widgets import BIG_TEXT_PX
+
+    normal = FailurePanel(calls=100, rates=only("server_error", 1.0), breaker=True, budget=True)
+    big = FailurePanel(calls=100, rates=only("server_error", 1.0), breaker=True, budget=True, big=True)
+    normal.run()
+    big.run()
+    assert normal.png["timeline"].startswith(b"\x89PNG") and big.png["timeline"].startswith(b"<?xml")
+    assert big.timeline_image.format == "svg+xml" and big.stats_image.value == big.png["stats"]
+    assert big.timeline_image.layout.width == "100%"  # an SVG is drawn at the width it is shown
+    for name, fig in big.figures.items():
+        assert fig.get_size_inches()[0] == BIG_WIDTH
+        px = smallest_text_pt(fig) / 72 * 800 / BIG_WIDTH
+        assert px >= 16, (name, px)
+        assert smallest_text_pt(fig) > smallest_text_pt(normal.figures[name])
+    assert "trl-big" in big.widget._dom_classes and "trl-big" not in normal.widget._dom_classes
+    assert f"--jp-widgets-font-size: {BIG_TEXT_PX}px" in big.widget.children[0].value and BIG_TEXT_PX >= 18
+    assert int(big.rate_sliders["timeout"].layout.width[:-2]) > int(normal.rate_sliders["timeout"].layout.width[:-2])
+
+
+def test_presentation_switches_every_panel_and_redraws_without_running(normal_mode):
+    from toolkit.widgets import presentation
+
+    panel, agent = FailurePanel(calls=10), AgentPanel()
+    panel.run()
+    presentation(True)
+    assert panel.big and agent.big and panel.big_toggle.value and "trl-big" in agent.widget._dom_classes
+    assert panel.png["timeline"].startswith(b"<?xml") and panel.state["runs"] == 1  # redrawn, not run again
+    assert FailurePanel().big and DecisionPicker().big  # made after: in presentation mode too
+    from toolkit.widgets import Reveal
+    assert "trl-big" in Reveal("答案").widget._dom_classes
+
+    panel.big_toggle.value = False  # the panel's own toggle switches it alone
+    assert not panel.big and panel.png["timeline"].startswith(b"\x89PNG") and agent.big
+    assert panel.timeline_image.format == "png"
+
+
+def test_before_run_all_a_panel_shows_a_picture_not_one_line(normal_mode, offline):
+    panel = FailurePanel(calls=10)
+    assert set(panel._repr_mimebundle_()) == {"application/vnd.jupyter.widget-view+json", "text/plain"}
+    panel.run()
+    assert base64.b64decode(panel._repr_mimebundle_()["image/png"]) == panel.png["timeline"]
+    panel.set_big(True)  # shown as SVG; the picture stays PNG, which a notebook not yet trusted still shows
+    assert base64.b64decode(panel._repr_mimebundle_()["image/png"]).startswith(b"\x89PNG")
+    agent = AgentPanel(fault="timeouts")
+    agent.run()
+    shown = agent._repr_mimebundle_()["text/html"]
+    assert "<table" in shown and "第 1 次运行" in shown and "回答" in shown
+
+
+def test_an_answer_behind_reveal_is_nowhere_until_asked():
+    from toolkit.widgets import Reveal
+
+    answer = Reveal("权限不足：出现 36 次，之后又重试了 0 次", "显示备查：场景二")
+    bundle = answer._repr_mimebundle_()
+    assert "出现 36 次" not in str(bundle) and answer.output.outputs == () and not answer.shown
+    answer.button.click()
+    assert answer.shown and answer.output.outputs[0]["text"] == "权限不足：出现 36 次，之后又重试了 0 次\n"
+    answer.button.click()
+    assert not answer.shown and answer.output.outputs == () and answer.button.description == "显示备查：场景二"
+
+
 # --- AgentPanel -----------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -322,6 +466,7 @@ def test_agent_panel_honest_run_shows_the_transcript_and_passes_the_check(offlin
     assert panel.verdict is panel.run_record.check and panel.verdict.ok and "验收：✔ 通过" in panel.last_summary
     assert "<table" in panel.transcript.value and "内容摘录" in panel.transcript.value
     assert "white-space:nowrap" in panel.transcript.value  # 轮, 角色 and 尝试 never break one character per line
+    assert panel.transcript.value.count("white-space:nowrap") == 5 * (1 + len(panel.rows))  # only 内容摘录 wraps
 
 
 def test_two_timeouts_then_ok_takes_three_attempts_on_the_simulated_clock(offline):
@@ -403,6 +548,22 @@ def test_agent_panel_run_twice_gives_the_same_transcript_not_a_longer_one(offlin
     panel.run_button.click()
     assert panel.rows == rows and panel.last_summary == summary and len(panel.run_record.tool_results) == 1
     assert panel.state["runs"] == 2 and not panel.state["running"] and not panel.run_button.disabled
+
+
+def test_agent_scene_buttons_set_fault_and_behaviour_and_run(offline):
+    scenes = {"超时": {"fault": "timeouts"}, "编造": {"fault": "none", "behaviour": "ignore-results"}}
+    panel = AgentPanel(fault="bad_row", max_turns=4, presets=scenes)
+    panel.preset_buttons["编造"].click()
+    assert (panel.fault.value, panel.behaviour.value, panel.max_turns.value) == ("none", "ignore-results", 4)
+    assert not panel.verdict.ok and "<b>第 1 次运行</b>（编造）：" in panel.summary.value
+
+    panel.apply_preset("超时")  # what the scene leaves out is the panel's own, not the last scene's
+    assert (panel.fault.value, panel.behaviour.value) == ("timeouts", "") and panel.verdict.ok
+    assert tool_rows(panel)[0]["attempts"] == 3 and "第 2 次运行</b>（超时）" in panel.summary.value
+    with pytest.raises(ValueError, match="fault"):
+        AgentPanel(presets={"x": {"fault": "meteor"}})
+    with pytest.raises(ValueError, match="unknown setting"):
+        AgentPanel(presets={"x": {"seed": 3}})
 
 
 def test_agent_panel_reset_forgets_the_run(offline):

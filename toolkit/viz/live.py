@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 from typing import Any, Iterable
 
+import matplotlib
 from matplotlib.figure import Figure
 
 from ..hooks import ToolEvent
@@ -24,14 +25,18 @@ class LiveCharts:
     same PNG bytes, new charts or reused ones. Not thread-safe: one panel draws one
     batch at a time.
 
-    `draw(executor, events)` returns {"timeline", "stats"} PNG bytes; `figures` holds
-    the two figures.
+    `draw(executor, events)` returns {"timeline", "stats"} PNG bytes (`format` "png"), or SVG
+    (`format` "svg": what presentation mode shows, sharp at any width and browser zoom, its text
+    drawn as outlines so no font is needed where it is shown); `figures` holds the two figures.
+    big: presentation mode's sizes (toolkit.viz.style.font_pt): larger text in a narrower figure.
     """
 
-    def __init__(self, dpi: int = DPI) -> None:
-        self.dpi = dpi
-        self.timeline = TimelineChart(legend=False, dpi=dpi)
-        self.stats = CallStatsChart(legend=False, dpi=dpi)
+    def __init__(self, dpi: int = DPI, big: bool = False, format: str = "png") -> None:
+        if format not in ("png", "svg"):
+            raise ValueError(f"format must be 'png' or 'svg', got {format!r}")
+        self.dpi, self.big, self.format = dpi, big, format
+        self.timeline = TimelineChart(legend=False, dpi=dpi, big=big)
+        self.stats = CallStatsChart(legend=False, dpi=dpi, big=big)
         self.figures: dict[str, Figure] = {"timeline": self.timeline.figure, "stats": self.stats.figure}
 
     def draw(self, executor: Any, events: Iterable[ToolEvent] | None = None) -> dict[str, bytes]:
@@ -39,9 +44,13 @@ class LiveCharts:
         run: the breaker's and the budget's); returns their PNG bytes."""
         self.timeline.update(executor)
         self.stats.update(executor, events)
-        return {name: self._png(fig) for name, fig in self.figures.items()}
+        return {name: self._encode(fig) for name, fig in self.figures.items()}
 
-    def _png(self, fig: Figure) -> bytes:
+    def _encode(self, fig: Figure) -> bytes:
         buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=self.dpi, metadata={"Software": None})
+        if self.format == "svg":  # same data, same bytes: fixed ids, no date
+            with matplotlib.rc_context({"svg.hashsalt": "toolkit", "svg.fonttype": "path"}):
+                fig.savefig(buffer, format="svg", metadata={"Date": None})
+        else:
+            fig.savefig(buffer, format="png", dpi=self.dpi, metadata={"Software": None})
         return buffer.getvalue()

@@ -29,8 +29,8 @@ from matplotlib.ticker import MaxNLocator
 from ..hooks import ToolEvent
 from ..results import ErrorCode
 from .records import CallRecords, attempt_outcome, call_outcome, call_records
-from .style import (NOT_RUN, NOT_RUN_COLOR, NOT_RUN_LABEL, OUTCOME_COLORS, OUTCOME_LABELS, WIDTH, empty_state,
-                    finite, new_figure, pin_labels, place, rc, text_inches)
+from .style import (BIG_SCALE, BIG_WIDTH, NOT_RUN, NOT_RUN_COLOR, NOT_RUN_LABEL, OUTCOME_COLORS, OUTCOME_LABELS,
+                    WIDTH, empty_state, finite, font_pt, new_figure, pin_labels, place, rc, text_inches)
 
 __all__ = ["CallStatsChart", "call_stats", "breaker_windows", "budget_tokens"]
 
@@ -110,12 +110,14 @@ class CallStatsChart:
     its key as HTML instead. Artists carry gids: "calls-<outcome>" (outcome: ok,
     partial, retryable, timeout, fatal, not_run), "errors-<outcome>", "durations",
     "median", "retries", "breaker-open", "breaker-trial", "breaker-refused",
-    "budget-tokens", "budget-denied".
+    "budget-tokens", "budget-denied". big: presentation mode (toolkit.viz.style.font_pt): larger
+    text in a BIG_WIDTH-inch figure, the panels in one column.
     """
 
-    def __init__(self, *, legend: bool = True, dpi: int = 90) -> None:
-        self.legend = legend
-        self.figure: Figure = new_figure(5.0, dpi=dpi)
+    def __init__(self, *, legend: bool = True, dpi: int = 90, big: bool = False) -> None:
+        self.legend, self.big = legend, big
+        self.width, self.k = (BIG_WIDTH, BIG_SCALE) if big else (WIDTH, 1.0)  # k: the margins around text
+        self.figure: Figure = new_figure(5.0, width=self.width, dpi=dpi, big=big)
         self.figure.empty_state = True
         self.shape: tuple[str, ...] | None = None
         self.axes: dict[str, Any] = {}
@@ -172,7 +174,11 @@ class CallStatsChart:
 
     def _place(self, left: float, title_lines: int) -> None:
         """The figure's size and the axes rectangles in inches; `left` is the left column's label margin."""
-        self._top = 0.12 + 0.25 * title_lines + (0.3 if self.legend else 0) + 0.3  # title, key, panels' titles
+        k = self.k
+        self._top = (0.12 + 0.25 * title_lines + (0.3 if self.legend else 0) + 0.3) * k  # title, key, panels' titles
+        if self.big:
+            self._place_column(left)
+            return
         height = self._top + 2 * (_ROW_H + _GAP) + (_EXTRA_H + _GAP if self.shape else 0)
         self.figure.set_size_inches(WIDTH, height)
         axes = self.axes
@@ -192,6 +198,25 @@ class CallStatsChart:
         for ax in axes.values():
             pin_labels(ax, xlabel_in=0.3, ylabel_in=0.5)
 
+    def _place_column(self, left: float) -> None:
+        """Presentation mode: the panels with long labels or titles the figure's full width, one under
+        another, and durations beside retries."""
+        k, width = self.k, self.width
+        half = (width - 0.2 - 2 * 0.75 * k) / 2  # each of a pair has its own y-axis label on its left
+        rows = [[("tools", left, width - 0.2 - left)], [("errors", left, width - 0.2 - left)],
+                [("durations", 0.75 * k, half), ("retries", 1.5 * k + half, half)]]
+        rows += [[(name, left, width - 0.2 - left)] for name in ("breaker", "budget") if name in self.axes]
+        heights = [_EXTRA_H if row[0][0] in ("breaker", "budget") else _ROW_H for row in rows]
+        height = self._top + sum(heights) + len(rows) * _GAP * k
+        self.figure.set_size_inches(width, height)
+        y = height - self._top
+        for row, row_h in zip(rows, heights):
+            y -= row_h
+            for name, x, w in row:
+                place(self.axes[name], x, y, w, row_h)
+                pin_labels(self.axes[name], xlabel_in=0.3 * k, ylabel_in=0.5 * k)
+            y -= _GAP * k
+
     # updating: the data of one run
     def update(self, records: Any, events: Iterable[ToolEvent] | None = None) -> "CallStatsChart":
         """Draw `records` (an executor, ToolResults, ToolEvents or CallRecords) and the collected `events`;
@@ -202,7 +227,7 @@ class CallStatsChart:
         shape = tuple(name for name, present in (
             ("breaker", found.breaker is not None or bool(found.breaker_events) or bool(found.rejected)),
             ("budget", found.budget is not None or bool(found.budget_events))) if present)
-        with matplotlib.rc_context({**rc(), "axes.titlesize": 9}):
+        with matplotlib.rc_context({**rc(self.big), "axes.titlesize": font_pt(9, self.big)}):
             if shape != self.shape:
                 self._build(shape)
             self._draw(found)
@@ -222,11 +247,13 @@ class CallStatsChart:
                 codes.setdefault("PARTIAL" if outcome == "partial" else str(a.code or ErrorCode.UNKNOWN), Counter())[outcome] += 1
         order = sorted(codes, key=lambda code: (-sum(codes[code].values()), code))
         labels = [f"{name}\n成功率 {by_tool[name]['ok'] / sum(by_tool[name].values()):.0%}" for name in names]
-        left = max([0.8] + [text_inches(t, 8) + 0.15 for t in labels + order])
+        left = max([0.8] + [text_inches(t, font_pt(8, self.big)) + 0.15 for t in labels + order])
         title = self._title(found)
-        self._place(min(left, 2.3), title.count("\n") + 1)
+        if self.big:  # a narrower figure: the second line's notes each on a line of their own
+            title = title.replace("；", "\n")
+        self._place(min(left, 2.3 * self.k), title.count("\n") + 1)
         self.figure.suptitle(title, x=0.02, y=1 - 0.08 / self.figure.get_size_inches()[1], ha="left", va="top",
-                             fontsize=10, linespacing=1.5)
+                             fontsize=font_pt(10, self.big), linespacing=1.5)
         self.figure.empty_state = not results
 
         ax = axes["tools"]
@@ -348,7 +375,7 @@ class CallStatsChart:
             self.figure.legend([Patch(color=COLORS[k]) for k in keys], [LABELS[k] for k in keys], loc="upper left",
                                bbox_to_anchor=(0.015, 1 - (self._top - 0.55) / self.figure.get_size_inches()[1]),
                                ncol=len(keys),
-                               frameon=False, fontsize=8, handlelength=1.2, columnspacing=1.2)
+                               frameon=False, fontsize=font_pt(8, self.big), handlelength=1.2, columnspacing=1.2)
 
 
 def call_stats(executor_or_results: Any, *, events: Iterable[ToolEvent] | None = None) -> Figure:

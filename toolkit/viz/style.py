@@ -11,6 +11,11 @@ from the figure's edges (`place`), pins titles and axis labels (`pin_labels`, rc
 `axes.titley`), sizes label margins from the text's length (`text_inches`) and
 keeps one Agg canvas per figure, so showing a figure draws it once and drawing it
 again reuses the renderer and its cache of text sizes.
+
+Presentation mode (`big=True` in the failure panel's charts: toolkit.widgets.presentation):
+every font is BIG_SCALE times larger and at least BIG_MIN_PT, the margins that hold text grow
+with it, and the figure is BIG_WIDTH inches wide, so its text stays readable from the back of
+a room when the picture is shown at the width of a notebook (see `font_pt`).
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ import matplotlib
 from matplotlib import font_manager
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from ..backoff import Jitter
 
@@ -32,6 +38,7 @@ __all__ = [
     "empty_state", "fmt_seconds", "SHIPPED_FONT", "SHIPPED_FAMILY", "SYSTEM_CJK_FAMILIES", "DPI", "WIDTH",
     "OUTCOME_COLORS", "OUTCOME_LABELS", "NOT_RUN", "NOT_RUN_COLOR", "NOT_RUN_LABEL", "INSTANT_LABEL",
     "WAIT_COLOR", "RETRY_AFTER_COLOR", "DEADLINE_COLOR", "JITTER_MODES", "JITTER_LABELS",
+    "BIG_SCALE", "BIG_MIN_PT", "BIG_WIDTH", "font_pt", "smallest_text_pt",
 ]
 
 # --- fonts ---------------------------------------------------------------------------
@@ -83,12 +90,36 @@ def _font_chain() -> list[str]:
     return [_font["family"] or SHIPPED_FAMILY, "DejaVu Sans"]
 
 
-def rc() -> dict[str, Any]:
-    """rcParams every chart is built under, whatever the caller changed since import."""
+def rc(big: bool = False) -> dict[str, Any]:
+    """rcParams every chart is built under, whatever the caller changed since import (big: presentation
+    mode's font sizes, see font_pt)."""
     return {"font.family": _font_chain(), "font.sans-serif": _font_chain(), "axes.unicode_minus": False,
-            "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8,
-            "xtick.labelsize": 8, "ytick.labelsize": 8,
+            "font.size": font_pt(9, big), "axes.titlesize": font_pt(10, big), "axes.labelsize": font_pt(9, big),
+            "legend.fontsize": font_pt(8, big), "xtick.labelsize": font_pt(8, big),
+            "ytick.labelsize": font_pt(8, big),
             "axes.titley": 1.0, "axes.titlepad": 4.0}  # a title at a fixed height: nothing under it is measured
+
+
+# --- presentation mode -----------------------------------------------------------------------
+
+BIG_SCALE = 1.35   # fonts and the margins around text, in presentation mode
+BIG_MIN_PT = 10.0  # no text smaller than this in presentation mode
+BIG_WIDTH = 6.0    # inches: the same pictures in less width, so the text is larger where they are shown
+
+
+def font_pt(size: float, big: bool = False) -> float:
+    """A chart's font size in points: `size` as it is, or in presentation mode BIG_SCALE times it and at
+    least BIG_MIN_PT. A BIG_WIDTH-inch chart shown 800 px wide draws 1 pt as 800 / (6 * 72) = 1.85 px,
+    so its smallest text is 18.5 px on the page."""
+    return max(size * BIG_SCALE, BIG_MIN_PT) if big else size
+
+
+def smallest_text_pt(fig: Figure) -> float:
+    """The size in points of the smallest visible, non-empty text in `fig` (tick labels included,
+    as drawn last); inf for a figure without text."""
+    sizes = [t.get_fontsize() for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and t.get_figure() is not None]
+    return min(sizes, default=math.inf)
 
 
 # --- colours and words -------------------------------------------------------------------
@@ -138,12 +169,13 @@ class ChartFigure(Figure):
     so every savefig reuses one renderer and its cache of text sizes.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, big: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.big = big
         FigureCanvasAgg(self)
 
     def draw(self, renderer: Any) -> None:
-        with matplotlib.rc_context(rc()):  # ticks are made while drawing: they read the rcParams then
+        with matplotlib.rc_context(rc(self.big)):  # ticks are made while drawing: they read the rcParams then
             super().draw(renderer)
 
     def _repr_png_(self) -> bytes:
@@ -152,10 +184,11 @@ class ChartFigure(Figure):
         return buffer.getvalue()
 
 
-def new_figure(height: float, width: float = WIDTH, dpi: int = DPI) -> ChartFigure:
-    """A ChartFigure of that size (inches) with no layout engine: the chart places its axes itself."""
-    with matplotlib.rc_context(rc()):
-        return ChartFigure(figsize=(width, height), dpi=dpi)
+def new_figure(height: float, width: float = WIDTH, dpi: int = DPI, big: bool = False) -> ChartFigure:
+    """A ChartFigure of that size (inches) with no layout engine: the chart places its axes itself
+    (big: drawn with presentation mode's font sizes)."""
+    with matplotlib.rc_context(rc(big)):
+        return ChartFigure(figsize=(width, height), dpi=dpi, big=big)
 
 
 def place(ax: Any, left: float, bottom: float, width: float, height: float) -> None:

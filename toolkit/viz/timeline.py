@@ -20,8 +20,8 @@ from matplotlib.ticker import MaxNLocator
 from ..results import ErrorCode
 from .records import Rows, attempt_outcome, timeline_rows
 from .style import (DEADLINE_COLOR, INSTANT_LABEL, NOT_RUN_COLOR, NOT_RUN_LABEL, OUTCOME_COLORS, OUTCOME_LABELS,
-                    RETRY_AFTER_COLOR, WAIT_COLOR, WIDTH, fmt_seconds, new_figure, pin_labels, place, rc,
-                    text_inches)
+                    RETRY_AFTER_COLOR, WAIT_COLOR, WIDTH, BIG_SCALE, BIG_WIDTH, fmt_seconds, font_pt, new_figure,
+                    pin_labels, place, rc, text_inches)
 
 __all__ = ["TimelineChart", "retry_timeline"]
 
@@ -41,34 +41,36 @@ class TimelineChart:
     from the batch's first attempt, a red dashed line. title: replaces the default
     title (which counts calls and attempts). Artists carry gids: "attempts-<outcome>",
     "instant-attempts", "waits", "retry-after-waits", "not-run", "deadline",
-    "wait-label", "not-run-label".
+    "wait-label", "not-run-label". big: presentation mode (toolkit.viz.style.font_pt): larger text in
+    a BIG_WIDTH-inch figure.
     """
 
     def __init__(self, *, legend: bool = True, deadline: float | None = None, title: str | None = None,
-                 dpi: int = 90) -> None:
-        self.legend, self.deadline, self.title = legend, deadline, title
-        self.figure: Figure = new_figure(3.0, dpi=dpi)
+                 dpi: int = 90, big: bool = False) -> None:
+        self.legend, self.deadline, self.title, self.big = legend, deadline, title, big
+        self.width, self.k = (BIG_WIDTH, BIG_SCALE) if big else (WIDTH, 1.0)  # k: the margins around text
+        self.figure: Figure = new_figure(3.0, width=self.width, dpi=dpi, big=big)
         self.figure.empty_state = True
-        with matplotlib.rc_context(rc()):
+        with matplotlib.rc_context(rc(big)):
             ax = self.ax = self.figure.add_axes((0, 0, 1, 1))
             ax.xaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
             self.boxes = {key: ax.add_collection(PolyCollection([], facecolors=color, edgecolors="white",
                                                                 linewidths=0.4, gid=f"attempts-{key}"))
                           for key, color in OUTCOME_COLORS.items()}
-            self.instants = ax.scatter([], [], s=22, marker="o", edgecolors="#333333", linewidths=0.5, zorder=3,
+            self.instants = ax.scatter([], [], s=22 * self.k ** 2, marker="o", edgecolors="#333333", linewidths=0.5, zorder=3,
                                        gid="instant-attempts")
             self.waits = ax.add_collection(LineCollection([], colors=WAIT_COLOR, linestyles=":", linewidths=1.2,
                                                           gid="waits"))
             self.limited = ax.add_collection(LineCollection([], colors=RETRY_AFTER_COLOR, linestyles="--",
                                                             linewidths=1.2, gid="retry-after-waits"))
-            self.not_run, = ax.plot([], [], "x", color=NOT_RUN_COLOR, markersize=6, markeredgewidth=1.5,
+            self.not_run, = ax.plot([], [], "x", color=NOT_RUN_COLOR, markersize=6 * self.k, markeredgewidth=1.5,
                                     gid="not-run")
             self.deadline_line = ax.axvline(deadline or 0.0, color=DEADLINE_COLOR, linestyle="--", linewidth=1.2,
                                             gid="deadline", visible=deadline is not None)
             ax.set_xlabel("时间（秒，从第一次尝试算起）")
             ax.grid(axis="x", alpha=0.3)
             self.message = ax.text(0.5, 0.5, "", ha="center", va="center", transform=ax.transAxes, color="#555555",
-                                   fontsize=11)
+                                   fontsize=font_pt(11, big))
         self.texts: list = []
         self._label_ends: dict[int, float] = {}  # per row: where the last wait label above the line ends
 
@@ -77,12 +79,13 @@ class TimelineChart:
 
         Raises TypeError for records it does not know."""
         rows = timeline_rows(records)
-        with matplotlib.rc_context(rc()):
+        with matplotlib.rc_context(rc(self.big)):
             self._draw(rows)
         return self
 
     def _draw(self, found: Rows) -> None:
-        ax, rows = self.ax, found.rows
+        ax, rows, k, width = self.ax, found.rows, self.k, self.width
+        top, bottom, right_margin = _TOP * k, _BOTTOM * k, _RIGHT
         for text in self.texts:
             text.remove()
         self.texts = []
@@ -93,16 +96,18 @@ class TimelineChart:
             step = next(s for s in (2, 5, 10, 20, 25, 50, 100, 200, 500) if n / s <= 8)
             ticks = [0] + list(range(step - 1, n, step))
             labels = [str(i + 1) for i in ticks]
-        size = 8 if n <= LABELLED_ROWS else 6
+        size = font_pt(8 if n <= LABELLED_ROWS else 6, self.big)
         left = max(0.45, text_inches(max(labels, key=len, default=""), size) + 0.2)
-        rows_h = 0.26 * min(n, LABELLED_ROWS) + 0.03 * max(min(n, 100) - LABELLED_ROWS, 0) if n else 1.0
-        height = min(max(_TOP + _BOTTOM + rows_h, 2.0), 6.4)
-        self.figure.set_size_inches(WIDTH, height)
+        rows_h = (0.26 * min(n, LABELLED_ROWS) + 0.03 * max(min(n, 100) - LABELLED_ROWS, 0)) * k if n else 1.0
+        # presentation mode: past LABELLED_ROWS rows are thin bars, and the time axis stays on a projector's screen
+        tallest = 5.0 if self.big and n > LABELLED_ROWS else 6.4 * k
+        height = min(max(top + bottom + rows_h, 2.0), tallest)
+        self.figure.set_size_inches(width, height)
         self.figure.empty_state = not n
         self.message.set_text("" if n else "还没有调用记录")
         if not n:
-            place(ax, left, _BOTTOM, WIDTH - left - _RIGHT, height - _TOP - _BOTTOM)
-            pin_labels(ax, xlabel_in=0.3)
+            place(ax, left, bottom, width - left - right_margin, height - top - bottom)
+            pin_labels(ax, xlabel_in=0.3 * k)
             self._clear()
             ax.set(xlim=(0, 1), ylim=(0.5, -0.5), yticks=[])
             note = f"（{found.invalid} 条记录的时间不是有限数，未画出）" if found.invalid else ""
@@ -115,8 +120,8 @@ class TimelineChart:
         deadline = self.deadline if self.deadline is not None and math.isfinite(self.deadline) else 0.0
         span = max(end - t0, deadline, 1e-3)
         # what counts as too short for a bar does not depend on whether a key sits beside the axes
-        widest_key = max(text_inches(label, _LEGEND_FONT) for label in _KEY_LABELS) + 0.55
-        axes_px = (WIDTH - left - _RIGHT - widest_key) * self.figure.dpi
+        widest_key = max(text_inches(label, font_pt(_LEGEND_FONT, self.big)) for label in _KEY_LABELS) + 0.55 * k
+        axes_px = (width - left - right_margin - widest_key) * self.figure.dpi
         instant = span * INSTANT_PX / max(axes_px, 1.0)
         boxes: dict[str, list] = {key: [] for key in OUTCOME_COLORS}
         dots, dot_colors, waits, limited, skipped = [], [], [], [], []
@@ -137,12 +142,14 @@ class TimelineChart:
             if not row.attempts:
                 skipped.append((row.start - t0, y))
                 if n <= LABELLED_ROWS:
-                    self.texts.append(ax.text(row.start - t0, y, f" {row.note}", va="center", fontsize=7,
+                    self.texts.append(ax.text(row.start - t0, y, f" {row.note}", va="center",
+                                              fontsize=font_pt(7, self.big),
                                               color="#555555", gid="not-run-label"))
         keys = self._legend_entries(found, bool(dots)) if self.legend else []
-        right = _RIGHT + (max(text_inches(label, _LEGEND_FONT) for _, label in keys) + 0.55 if keys else 0)
-        place(ax, left, _BOTTOM, WIDTH - left - right, height - _TOP - _BOTTOM)
-        pin_labels(ax, xlabel_in=0.3)
+        right = right_margin + (max(text_inches(label, font_pt(_LEGEND_FONT, self.big)) for _, label in keys)
+                                + 0.55 * k if keys else 0)
+        place(ax, left, bottom, width - left - right, height - top - bottom)
+        pin_labels(ax, xlabel_in=0.3 * k)
         for key, polys in boxes.items():
             self.boxes[key].set_verts(polys)
             self.boxes[key].set_visible(bool(polys))  # an empty artist still costs a draw call
@@ -171,13 +178,14 @@ class TimelineChart:
         """The wait's length over its middle; a label that would run into the row's previous one goes
         under the line instead."""
         text = fmt_seconds(wait) + (" Retry-After" if after_429 else "")
-        half = text_inches(text, 7) * self.figure.dpi * per_px / 2
+        half = text_inches(text, font_pt(7, self.big)) * self.figure.dpi * per_px / 2
         below = x - half < self._label_ends.get(y, -math.inf)
         if not below:
             self._label_ends[y] = x + half
         backing = {"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 0.6}  # readable over a bar
         self.texts.append(self.ax.text(x, y + 0.08 if below else y - 0.08, text, ha="center",
-                                       va="top" if below else "bottom", fontsize=7, bbox=backing, gid="wait-label",
+                                       va="top" if below else "bottom", fontsize=font_pt(7, self.big), bbox=backing,
+                                       gid="wait-label",
                                        color=RETRY_AFTER_COLOR if after_429 else WAIT_COLOR))
 
     def _clear(self) -> None:
@@ -216,7 +224,7 @@ class TimelineChart:
             old.remove()
         if entries:
             self.ax.legend([h for h, _ in entries], [label for _, label in entries], loc="upper left",
-                           bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=_LEGEND_FONT)
+                           bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=font_pt(_LEGEND_FONT, self.big))
 
 
 def retry_timeline(calls: Any, *, deadline: float | None = None, title: str | None = None) -> Figure:

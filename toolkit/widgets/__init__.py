@@ -11,6 +11,12 @@ sales tool or a misbehaving offline model and shows the transcript and the answe
 under a budget; `DecisionPicker()` (decisions.py) shows which action
 evaluate_tool_result picks for a result, and why. base.py holds what they share.
 
+Presentation mode, for a projector: `presentation(True)` once at the top of a notebook (or
+`FailurePanel(big=True)`, or a panel's "大字" toggle) draws the panels' text at 20 px and the
+failure panel's charts with larger text, as SVG shown as wide as the panel, so nothing blurs.
+`FailurePanel(presets={...})` puts one button per classroom scene that sets every control and
+runs; `Reveal(text)` keeps an answer behind a button until the instructor asks for it.
+
 Every panel displays itself (`display(panel)`), shows figures as PNG in an
 `ipywidgets.Image` (so JupyterLab, VS Code and a static notebook all show them),
 and keeps what it did in plain attributes (`state`, `last_summary`, `executor`,
@@ -29,11 +35,11 @@ from __future__ import annotations
 
 from .agent import MODEL_BEHAVIOURS, AgentPanel, answer_check, transcript_rows
 from .approval import ApprovalPanel
-from .base import MARKS
+from .base import BIG_TEXT_PX, MARKS, Reveal, presentation
 from .budget import BudgetPlayground
 from .decisions import DecisionPicker
-from .failure import FAULT_KINDS, FailurePanel, colour_key, summarize_batch
+from .failure import FAULT_KINDS, SETTINGS, FailurePanel, colour_key, summarize_batch
 
-__all__ = ["FailurePanel", "AgentPanel", "ApprovalPanel", "BudgetPlayground", "DecisionPicker", "colour_key",
-           "summarize_batch",
-           "transcript_rows", "answer_check", "FAULT_KINDS", "MODEL_BEHAVIOURS", "MARKS"]
+__all__ = ["FailurePanel", "AgentPanel", "ApprovalPanel", "BudgetPlayground", "DecisionPicker", "Reveal", "presentation",
+           "colour_key", "summarize_batch", "transcript_rows", "answer_check", "FAULT_KINDS", "SETTINGS",
+           "MODEL_BEHAVIOURS", "MARKS", "BIG_TEXT_PX"]

@@ -13,7 +13,9 @@ from ..shrink import dumps
 from ..simulation import SALES_FAULTS, course_tools_with_fault
 from .base import MARKS, RunPanel, button, cell, table
 
-__all__ = ["AgentPanel", "transcript_rows", "answer_check", "MODEL_BEHAVIOURS"]
+__all__ = ["AgentPanel", "transcript_rows", "answer_check", "MODEL_BEHAVIOURS", "AGENT_SETTINGS"]
+
+AGENT_SETTINGS = ("question", "fault", "behaviour", "max_turns")
 
 MODEL_BEHAVIOURS = {
     "": "正常模型（.env 配置的模型，默认离线替身）",
@@ -90,29 +92,41 @@ class AgentPanel(RunPanel):
     `last_summary` and `state`. Tools run on a SimulatedClock, so retries and Retry-After
     waits cost no real time; a data fault reads a temporary copy of the data
     (toolkit.simulation.course_tools_with_fault), never touching the environment.
+    `presets`: {button label: settings from AGENT_SETTINGS}, one button per scene that sets
+    every control and runs (see RunPanel); `big`: presentation mode. Raises ValueError for an
+    unknown setting, fault or model behaviour in a preset.
     """
 
     title = "智能体面板"
 
     def __init__(self, question: str = "哪个类别销售额最高？总销售额是多少？", *, fault: str = "none",
-                 behaviour: str = "", max_turns: int = 6, seed: int = 0) -> None:
-        super().__init__()
-        style = {"description_width": "110px"}
-        self.question = W.Text(value=question, description="问题", style=style, layout=W.Layout(width="560px"))
+                 behaviour: str = "", max_turns: int = 6, seed: int = 0, presets: dict[str, dict] | None = None,
+                 big: bool | None = None) -> None:
+        super().__init__(big)
+        for name, preset in (presets or {}).items():
+            if preset.get("fault", fault) not in SALES_FAULTS or preset.get("behaviour", behaviour) not in MODEL_BEHAVIOURS:
+                raise ValueError(f"preset {name!r}: fault must be one of {list(SALES_FAULTS)} and behaviour one of "
+                                 f"{list(MODEL_BEHAVIOURS)}")
+        self.question = W.Text(value=question, description="问题")
         self.fault = W.Dropdown(options=[(v, k) for k, v in SALES_FAULTS.items()], value=fault,
-                                description="销售工具故障", style=style, layout=W.Layout(width="420px"))
+                                description="销售工具故障")
         self.behaviour = W.Dropdown(options=[(v, k) for k, v in MODEL_BEHAVIOURS.items()], value=behaviour,
-                                    description="模型行为", style=style, layout=W.Layout(width="420px"))
-        self.max_turns = W.IntSlider(value=max_turns, min=1, max=10, description="最多轮数", style=style)
+                                    description="模型行为")
+        self.max_turns = W.IntSlider(value=max_turns, min=1, max=10, description="最多轮数")
+        self._sized([self.question], ("110px", "170px"), ("560px", "min(100%, 860px)"))
+        self._sized([self.fault, self.behaviour], ("110px", "170px"), ("420px", "min(100%, 680px)"))
+        self._sized([self.max_turns], ("110px", "170px"), ("360px", "520px"))
+        self._defaults = {key: getattr(self, key).value for key in AGENT_SETTINGS}
+        scenes = self._scenes(presets, AGENT_SETTINGS, [self.question, self.fault, self.behaviour, self.max_turns])
         self.seed = seed
         self.run_button = button("运行", "play", self._clicked_run, "primary")
         self.reset_button = button("重置", "undo", self.reset)
         self.summary = W.HTML()
         self.transcript = W.HTML()
         self.verdict_html = W.HTML()
-        self.widget = W.VBox([W.HTML(f"<h3>{self.title}</h3>"), self.question, self.fault, self.behaviour,
-                              self.max_turns, W.HBox([self.run_button, self.reset_button]), self.summary,
-                              self.transcript, self.verdict_html])
+        self.widget = self._root([*scenes, self.question, self.fault, self.behaviour, self.max_turns,
+                                  W.HBox([self.run_button, self.reset_button]), self.summary, self.transcript,
+                                  self.verdict_html])
         self._clear()
 
     def run(self) -> str:
@@ -144,10 +158,10 @@ class AgentPanel(RunPanel):
 
         def apply() -> None:
             self.run_record, self.rows, self.verdict, self.last_summary = record, rows, verdict, text
-            self.summary.value = html.escape(text)
+            self.summary.value = self._run_label(self._scene_note()) + html.escape(text)
             self.transcript.value = table(["轮", "角色", "工具", "状态", "尝试", "内容摘录"],
                                           [[r["turn"], r["role"], r["tool"], r["status"], r["attempts"],
-                                            r["excerpt"]] for r in rows], nowrap=(0, 1, 4))
+                                            r["excerpt"]] for r in rows], nowrap=(0, 1, 2, 3, 4))
             answer = f"<p><b>回答：</b>{cell(record.answer, 400)}</p>"
             if verdict is None:
                 check = f"<p><b>验收：</b>{MARKS['none']} 没有可验收的回答（未回答，或没有工具真正运行）。</p>"
@@ -156,6 +170,13 @@ class AgentPanel(RunPanel):
             self.verdict_html.value = answer + check
         self._commit(generation, apply)
         return text
+
+    def _picture(self) -> dict[str, str]:
+        return self._html_picture(f"<p>{self.summary.value}</p>", self.transcript.value, self.verdict_html.value)
+
+    def _set_controls(self, settings: dict) -> None:
+        for key in AGENT_SETTINGS:
+            getattr(self, key).value = settings[key]
 
     def _clear(self) -> None:
         self.run_record = None

@@ -35,8 +35,8 @@ class BudgetPlayground(Panel):
 
     title = "预算游乐场"
 
-    def __init__(self, value: Any, *, budget: int = 800, method: str | None = None) -> None:
-        super().__init__()
+    def __init__(self, value: Any, *, budget: int = 800, method: str | None = None, big: bool | None = None) -> None:
+        super().__init__(big)
         self.value = value
         methods = [("parse_tool_result（max_tokens = 预算 ÷ 4）", "parse_tool_result")]
         if isinstance(value, str):
@@ -45,13 +45,12 @@ class BudgetPlayground(Panel):
         if method not in [m for _, m in methods]:
             raise ValueError(f"method must be one of {[m for _, m in methods]} for a {type(value).__name__}")
         self.input_text = value if isinstance(value, str) else dumps(value)
-        self.budget = W.IntSlider(value=budget, min=40, max=max(4000, budget), step=20, description="预算（字符）",
-                                  style={"description_width": "110px"}, layout=W.Layout(width="480px"))
-        self.method = W.Dropdown(options=methods, value=method, description="方法",
-                                 style={"description_width": "110px"}, layout=W.Layout(width="480px"))
+        self.budget = W.IntSlider(value=budget, min=40, max=max(4000, budget), step=20, description="预算（字符）")
+        self.method = W.Dropdown(options=methods, value=method, description="方法")
+        self._sized([self.budget, self.method], ("110px", "170px"), ("480px", "min(100%, 720px)"))
         self.stats = W.HTML()
         self.output = W.HTML()
-        self.widget = W.VBox([W.HTML(f"<h3>{self.title}</h3>"), self.budget, self.method, self.stats, self.output])
+        self.widget = self._root([self.budget, self.method, self.stats, self.output])
         self.budget.observe(lambda _: self.update(), names="value")
         self.method.observe(lambda _: self.update(), names="value")
         self.update()
@@ -75,6 +74,9 @@ class BudgetPlayground(Panel):
         self.output.value = ("<pre style='white-space:pre-wrap;max-height:260px;overflow:auto;"
                              f"border:1px solid #ccc;padding:4px'>{html.escape(result)}</pre>")
         return result
+
+    def _picture(self) -> dict[str, str]:
+        return self._html_picture(f"<p>{self.stats.value}</p>", self.output.value)
 
     def _text(self) -> str:
         s = self.state

@@ -75,19 +75,17 @@ class DecisionPicker(Panel):
     title = "决策选择器"
 
     def __init__(self, results: dict[str, ToolResult] | None = None, *,
-                 question: str = "上海有哪些订单已经发货？") -> None:
-        super().__init__()
+                 question: str = "上海有哪些订单已经发货？", big: bool | None = None) -> None:
+        super().__init__(big)
         self.results = results if results is not None else _example_results()
         if not self.results:
             raise ValueError("results must hold at least one ToolResult")
-        style = {"description_width": "110px"}
-        self.picker = W.Dropdown(options=list(self.results), description="工具结果", style=style,
-                                 layout=W.Layout(width="420px"))
-        self.question = W.Text(value=question, description="用户问题", style=style, layout=W.Layout(width="420px"))
+        self.picker = W.Dropdown(options=list(self.results), description="工具结果")
+        self.question = W.Text(value=question, description="用户问题")
+        self._sized([self.picker, self.question], ("110px", "170px"), ("420px", "min(100%, 720px)"))
         self.result_html = W.HTML()
         self.decision_html = W.HTML()
-        self.widget = W.VBox([W.HTML(f"<h3>{self.title}</h3>"), self.picker, self.question, self.result_html,
-                              self.decision_html])
+        self.widget = self._root([self.picker, self.question, self.result_html, self.decision_html])
         self.picker.observe(lambda _: self.update(), names="value")
         self.question.observe(lambda _: self.update(), names="value")
         self.update()
@@ -108,7 +106,7 @@ class DecisionPicker(Panel):
                  ["data", safe_str(dumps(result.data), 100) if result.data is not None else "—"]]
         if result.error:
             shown.append(["error", result.error])
-        self.result_html.value = table(["字段", "值"], shown)
+        self.result_html.value = table(["字段", "值"], shown, nowrap=(0,))
         action = decision["action"]
         self.decision_html.value = (
             f"<p><b>决策：</b>{html.escape(ACTION_LABELS[action])}（{action}）<br>"
@@ -116,6 +114,10 @@ class DecisionPicker(Panel):
             f"<b>说明：</b>{cell(decision.get('message'), 200)}<br>"
             f"<b>建议：</b>{cell(decision.get('suggestion'), 200)}</p>")
         return decision
+
+    def _picture(self) -> dict[str, str]:
+        return self._html_picture(f"<p><b>工具结果：</b>{html.escape(self.picker.value)}</p>", self.result_html.value,
+                                  self.decision_html.value)
 
     def _text(self) -> str:
         return f"{self.title}：{self.state['label']} → {self.state['action']}"

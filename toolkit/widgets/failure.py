@@ -1,7 +1,9 @@
 """The failure-injection panel: fault rates and retry settings in, a batch through a real executor, two charts out."""
 from __future__ import annotations
 
+import base64
 import html
+import io
 import threading
 from typing import Any, Callable
 
@@ -13,7 +15,9 @@ from ..results import ErrorCode, ToolResult
 from ..simulation import BREAKER_THRESHOLD, BUDGET_CAPACITY, simulate_batch
 from .base import RunPanel, button
 
-__all__ = ["FailurePanel", "colour_key", "summarize_batch", "FAULT_KINDS"]
+__all__ = ["FailurePanel", "colour_key", "summarize_batch", "FAULT_KINDS", "SETTINGS"]
+
+SETTINGS = ("rates", "latency", "calls", "concurrency", "max_retries", "jitter", "budget", "breaker", "seed")
 
 FAULT_KINDS = ("timeout", "rate_limit", "server_error", "permission", "bad_args", "partial")
 _FAULT_LABELS = {"rate_limit": "限流 429", "partial": "部分结果"}  # short enough for the slider's label
@@ -49,6 +53,12 @@ def colour_key() -> str:
             "被熔断器拦下的调用没有执行，不算尝试。</div>")
 
 
+def _check_rates(rates: dict[str, float]) -> None:
+    unknown = set(rates) - set(FAULT_KINDS)
+    if unknown:
+        raise ValueError(f"unknown fault kind(s) {sorted(unknown)}; choose from {list(FAULT_KINDS)}")
+
+
 def summarize_batch(batch: dict) -> str:
     """The one Chinese line under the charts: calls, success rate, attempts, simulated seconds."""
     executor, results = batch["executor"], batch["results"]
@@ -70,73 +80,139 @@ def summarize_batch(batch: dict) -> str:
 class FailurePanel(RunPanel):
     """Fault rates, latency, calls, concurrency, retries, jitter, budget, breaker, seed; Run and Reset.
 
+    The fault-rate sliders count in percent (0-100: typing "30%" or "30" into a readout sets
+    30 %); `rates=` and `settings()["rates"]` are fractions (0.3). `presets`: {button label:
+    settings} (keys from SETTINGS; rates left out of a preset's "rates" are 0, settings left
+    out are the panel's own): one button per preset sets every control and runs
+    (`apply_preset(label)`). `big`: presentation mode (default: toolkit.widgets.presentation),
+    larger text, the charts drawn larger as SVG; the "大字" toggle switches it.
+
     After `run()`: `executor` (its call_history and get_summary()), `results`, `events`
     (every ToolEvent of the run), `figures` ({"timeline", "stats"} matplotlib Figures of
     toolkit.viz.LiveCharts: the next run redraws the same two in place), `figure` (the
-    timeline), `png` (their PNG bytes, also shown in the two Image widgets),
-    `last_summary` (the Chinese line) and `state`. `reset()` clears all of them.
-    `tool`: the function the faults wrap (default an order lookup that always works).
-    Raises ValueError for an unknown fault kind or jitter.
+    timeline), `png` (their PNG bytes, SVG in presentation mode, also shown in the two Image
+    widgets), `last_summary` (the Chinese line) and `state` (`state["runs"]`: the summary
+    shows "第 N 次运行", so a Run with unchanged settings still shows it ran). `reset()`
+    clears all of them. `tool`: the function the faults wrap (default an order lookup that
+    always works). Raises ValueError for an unknown fault kind, jitter or preset setting.
     """
 
     title = "故障注入面板"
 
     def __init__(self, *, calls: int = 50, concurrency: int = 10, max_retries: int = 3, latency: float = 0.1,
                  rates: dict[str, float] | None = None, jitter: str = "full", budget: bool = False,
-                 breaker: bool = False, seed: int = 0, tool: Callable[..., Any] | None = None) -> None:
+                 breaker: bool = False, seed: int = 0, tool: Callable[..., Any] | None = None,
+                 presets: dict[str, dict] | None = None, big: bool | None = None) -> None:
         from ..viz.style import JITTER_LABELS
 
-        super().__init__()
+        super().__init__(big)
         rates = {kind: 0.05 for kind in FAULT_KINDS} if rates is None else rates
-        unknown = set(rates) - set(FAULT_KINDS)
-        if unknown:
-            raise ValueError(f"unknown fault kind(s) {sorted(unknown)}; choose from {list(FAULT_KINDS)}")
+        _check_rates(rates)
         if jitter not in JITTER_LABELS:
             raise ValueError(f"jitter must be one of {list(JITTER_LABELS)}, got {jitter!r}")
+        for preset in (presets or {}).values():
+            _check_rates(preset.get("rates", {}))
         self.tool = tool
-        style = {"description_width": "150px"}
-        wide = W.Layout(width="360px")
         self.rate_sliders = {
-            kind: W.FloatSlider(value=rates.get(kind, 0.0), min=0.0, max=1.0, step=0.01, readout_format=".0%",
-                                description=_FAULT_LABELS.get(kind, FAULTS[kind]), style=style, layout=wide,
-                                tooltip=f"{FAULTS[kind]}：每次调用以这个概率出现")
+            kind: W.IntSlider(value=round(rates.get(kind, 0.0) * 100), min=0, max=100, step=1,
+                              description=f"{_FAULT_LABELS.get(kind, FAULTS[kind])} %",
+                              tooltip=f"{FAULTS[kind]}：每次调用以这个概率出现（百分比，可直接输入 30 或 30%）")
             for kind in FAULT_KINDS}
-        self.latency = W.FloatSlider(value=latency, min=0.0, max=2.0, step=0.05, description="每次延迟（秒）",
-                                     style=style, layout=wide)
-        self.calls = W.IntSlider(value=calls, min=1, max=200, description="调用次数", style=style, layout=wide)
-        self.concurrency = W.IntSlider(value=concurrency, min=1, max=50, description="并发上限", style=style,
-                                       layout=wide)
-        self.max_retries = W.IntSlider(value=max_retries, min=0, max=8, description="最多重试次数", style=style,
-                                       layout=wide)
+        self.latency = W.FloatSlider(value=latency, min=0.0, max=2.0, step=0.05, description="每次延迟（秒）")
+        self.calls = W.IntSlider(value=calls, min=1, max=200, description="调用次数")
+        self.concurrency = W.IntSlider(value=concurrency, min=1, max=50, description="并发上限")
+        self.max_retries = W.IntSlider(value=max_retries, min=0, max=8, description="最多重试次数")
         self.jitter = W.Dropdown(options=[(JITTER_LABELS[k], k) for k in ("full", "equal", "decorrelated", "none")],
-                                 value=jitter, description="退避抖动", style=style, layout=wide)
+                                 value=jitter, description="退避抖动")
         self.budget = W.Checkbox(value=budget, description=f"重试预算（{BUDGET_CAPACITY} 令牌）", indent=False)
         self.breaker = W.Checkbox(value=breaker, description=f"熔断器（连续 {BREAKER_THRESHOLD} 次失败）",
                                   indent=False)
-        self.seed = W.IntText(value=seed, description="随机种子", style=style, layout=W.Layout(width="240px"))
+        self.seed = W.IntText(value=seed, description="随机种子")
+        self._sized([*self.rate_sliders.values(), self.latency, self.calls, self.concurrency, self.max_retries,
+                     self.jitter], ("150px", "210px"), ("360px", "520px"))
+        self._sized([self.seed], ("150px", "210px"), ("240px", "340px"))
+        self._defaults = self.settings()
+        scenes = self._scenes(presets, SETTINGS, [*self.rate_sliders.values(), self.latency, self.calls,
+                                                  self.concurrency, self.max_retries, self.jitter, self.budget,
+                                                  self.breaker, self.seed])
         self.run_button = button("运行", "play", self._clicked_run, "primary")
         self.reset_button = button("重置", "undo", self.reset)
         self.summary = W.HTML(value="尚未运行：调好参数后按“运行”。")
         self.charts = None  # toolkit.viz.LiveCharts, made at the first run: it keeps the figures between runs
         self._draw_lock = threading.Lock()
         self.key = W.HTML(value=colour_key())
-        # at their own size (a flex box would stretch them, and blur the text), narrower where the page is
-        self.timeline_image = W.Image(format="png", layout=W.Layout(max_width="100%", align_self="flex-start"))
-        self.stats_image = W.Image(format="png", layout=W.Layout(max_width="100%", align_self="flex-start"))
-        left = W.VBox([W.HTML("<b>故障率</b>"), *self.rate_sliders.values()])
+        self.key.add_class("trl-key")
+        self.timeline_image = W.Image(format="png")
+        self.stats_image = W.Image(format="png")
+        self._resize()
+        # the two columns side by side where the page is wide enough, one under the other where it is not
+        column = W.Layout(flex="0 0 auto", margin="0 24px 8px 0")
+        left = W.VBox([W.HTML("<b>故障率（%）</b>"), *self.rate_sliders.values()], layout=column)
         right = W.VBox([W.HTML("<b>调用与重试</b>"), self.latency, self.calls, self.concurrency, self.max_retries,
-                        self.jitter, W.HBox([self.budget, self.breaker]), self.seed])
-        self.widget = W.VBox([W.HTML(f"<h3>{self.title}</h3>"), W.HBox([left, right]),
-                              W.HBox([self.run_button, self.reset_button]), self.summary, self.key,
-                              self.timeline_image, self.stats_image])
+                        self.jitter, W.HBox([self.budget, self.breaker], layout=W.Layout(flex_flow="row wrap")),
+                        self.seed], layout=column)
+        self.widget = self._root([*scenes, W.HBox([left, right], layout=W.Layout(flex_flow="row wrap")),
+                                  W.HBox([self.run_button, self.reset_button]), self.summary, self.key,
+                                  self.timeline_image, self.stats_image])
         self._clear()
 
     def settings(self) -> dict:
-        """The controls' current values, as simulate_batch's keyword arguments."""
-        return {"rates": {kind: s.value for kind, s in self.rate_sliders.items()}, "latency": self.latency.value,
-                "calls": self.calls.value, "concurrency": self.concurrency.value,
+        """The controls' current values, as simulate_batch's keyword arguments (rates as fractions)."""
+        return {"rates": {kind: s.value / 100 for kind, s in self.rate_sliders.items()},
+                "latency": self.latency.value, "calls": self.calls.value, "concurrency": self.concurrency.value,
                 "max_retries": self.max_retries.value, "jitter": self.jitter.value, "budget": self.budget.value,
                 "breaker": self.breaker.value, "seed": self.seed.value}
+
+    def _set_controls(self, settings: dict) -> None:
+        """A scene's settings on the controls (rates it leaves out are 0)."""
+        for kind, slider in self.rate_sliders.items():
+            slider.value = round(settings["rates"].get(kind, 0.0) * 100)
+        for key in SETTINGS[1:]:
+            getattr(self, key).value = settings[key]
+
+    def _picture(self) -> dict[str, str]:
+        """The last run's timeline as PNG (a notebook not yet trusted shows no SVG), drawn from the
+        presentation-mode figure when the panel shows SVG; nothing before a run."""
+        picture = self.png.get("timeline")
+        if not picture:
+            return {}
+        if not picture.startswith(b"\x89PNG"):
+            buffer = io.BytesIO()
+            self.figure.savefig(buffer, format="png", dpi=120, metadata={"Software": None})
+            picture = buffer.getvalue()
+        return {"image/png": base64.b64encode(picture).decode("ascii")}
+
+    def _resize(self) -> None:
+        """Presentation mode's charts: larger text, drawn as SVG, shown as wide as the panel (up to 1100 px);
+        the normal ones at their own size (stretched, a PNG would blur), narrower where the page is."""
+        fmt = "svg+xml" if self.big else "png"
+        for image in (self.timeline_image, self.stats_image):
+            image.layout = (W.Layout(width="100%", max_width="1100px", align_self="flex-start") if self.big else
+                            W.Layout(max_width="100%", align_self="flex-start"))
+            if image.format != fmt:
+                image.value, image.format = b"", fmt
+        with self._draw_lock:
+            changed = self.charts is not None and self.charts.big != self.big
+            if changed:
+                self.charts = None  # made again, at the new sizes, by the next draw
+        if changed and getattr(self, "batch", None) is not None:
+            self._redraw()
+
+    def _redraw(self) -> None:
+        """Draw the last run again (after a switch of presentation mode) without running it again."""
+        with self._draw_lock:
+            self.png = self._charts().draw(self.executor, self.events)
+            self.figures = dict(self.charts.figures)
+            self.figure = self.figures["timeline"]
+            self.timeline_image.value, self.stats_image.value = self.png["timeline"], self.png["stats"]
+
+    def _charts(self) -> Any:
+        """The LiveCharts of the current mode (made at the first draw; call under _draw_lock)."""
+        if self.charts is None:
+            from ..viz import LiveCharts
+
+            self.charts = LiveCharts(big=self.big, format="svg" if self.big else "png")
+        return self.charts
 
     def run(self) -> str:
         """Run the batch with the current settings and redraw; returns the summary line.
@@ -146,6 +222,7 @@ class FailurePanel(RunPanel):
         """
         generation = self._start()
         self.run_button.disabled = True
+        self.summary.value = f"第 {self.state['runs'] + 1} 次运行：运行中……"
         try:
             settings = self.settings()
             batch = simulate_batch(**settings, tool=self.tool)
@@ -158,7 +235,7 @@ class FailurePanel(RunPanel):
                 self.figures, self.figure, self.png = figures, figures["timeline"], png
                 self.last_summary = text
                 self.timeline_image.value, self.stats_image.value = png["timeline"], png["stats"]
-                self.summary.value = html.escape(text)
+                self.summary.value = self._run_label(self._scene_note()) + html.escape(text)
                 self.state["leftover_tasks"] = batch["leftover_tasks"]
             # The figures are kept between runs, so drawing and committing happen under one lock, and only for
             # the newest run: an older run that finishes late must not redraw them under a newer one's picture.
@@ -166,11 +243,7 @@ class FailurePanel(RunPanel):
                 if not self._current(generation):
                     self._commit(generation, lambda: None)  # superseded: counted as dropped
                     return text
-                if self.charts is None:
-                    from ..viz import LiveCharts
-
-                    self.charts = LiveCharts()
-                png = self.charts.draw(batch["executor"], batch["events"])
+                png = self._charts().draw(batch["executor"], batch["events"])
                 figures = dict(self.charts.figures)
                 self._commit(generation, apply)
         except BaseException as exc:
