@@ -4,7 +4,8 @@
 toolkit.approval). It shows the pending call (tool, arguments, the model's words before it), a reason box and
 two buttons; a click calls `toolkit.agent.resume(run, approved, reason)` and shows what came next: the next
 pending call, or the answer. Tests and instructors drive it from Python: `.approve()`, `.deny("理由")`, and read
-`.run`, `.decisions` (every decision made through the panel, in order).
+`.run`, `.decisions` (every decision made through the panel, in order). Presentation mode as every panel
+(`big=`, or `toolkit.widgets.presentation(True)`).
 """
 from __future__ import annotations
 
@@ -23,16 +24,15 @@ class ApprovalPanel(Panel):
 
     title = "写操作审批"
 
-    def __init__(self, run: Any) -> None:
-        super().__init__()
+    def __init__(self, run: Any, big: bool | None = None) -> None:
+        super().__init__(big)
         self.run = run
         self.decisions: list[tuple[str, bool, str]] = []  # (the pending call's description, approved, reason)
         self.reason = W.Text(placeholder="拒绝的理由（会告诉模型）", layout=W.Layout(width="420px"))
         self.approve_button = button("批准", "check", self.approve, "success")
         self.deny_button = button("拒绝", "times", lambda: self.deny(self.reason.value), "danger")
         self.view = W.HTML()
-        self.widget = W.VBox([W.HTML(f"<b>{self.title}</b>"), self.view,
-                              W.HBox([self.approve_button, self.deny_button, self.reason])])
+        self.widget = self._root([self.view, W.HBox([self.approve_button, self.deny_button, self.reason])])
         self._show()
 
     def approve(self) -> None:
@@ -62,6 +62,9 @@ class ApprovalPanel(Panel):
             answer = html.escape(self.run.answer).replace("\n", "<br>")
             self.view.value = (f"<p>{MARKS['pass']} 运行结束（{cell(self.run.stopped)}），共审批 {done} 个写操作。</p>"
                                f"<p>{answer}</p>")
+
+    def _picture(self) -> dict[str, str]:
+        return self._html_picture(self.view.value)
 
     def _text(self) -> str:
         if self.run.stopped == "needs_approval":
