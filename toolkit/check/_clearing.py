@@ -14,7 +14,8 @@ import random
 from typing import Any
 
 from ..clearing import tool_results
-from ._core import Fail, probe
+from ..results import safe_str
+from ._core import Fail, Raised, probe
 
 TOOLS = ("query_orders", "read_more", "get_weather", "send_notice")
 
@@ -54,7 +55,11 @@ def history(fmt: str, seed: int, turns: int = 8, parallel: bool = True) -> list[
 def clear_run(fn: Any, *, messages: list, args: tuple = (), kwargs: dict | None = None) -> dict:
     """Probe: fn(messages, *args, **kwargs) on a copy; what it returned and whether it changed its input."""
     given = copy.deepcopy(messages)
-    out = fn(given, *args, **(kwargs or {}))
+    try:
+        out = fn(given, *args, **(kwargs or {}))
+    except BaseException as exc:  # the student's code raised: blamed on it, not on the checker
+        names = [k.__name__ for k in type(exc).__mro__ if k not in (object, BaseException)]
+        raise Raised(names or ["BaseException"], safe_str(exc, 500)) from None
     return {"out": out, "mutated": given != messages}
 
 

@@ -64,7 +64,7 @@ def _notes(view: View) -> list[tuple[int, int, dict[str, list[tuple[str, int]]],
         content = message.get("content") if message.get("role") == "assistant" else None
         if not isinstance(content, str) or NOTE not in content:
             continue
-        m = _NOTE_PAGE.search(content)
+        m = _NOTE_PAGE.match(content, content.find(NOTE) + len(NOTE))  # anchored: one attempt per message
         if not m:
             continue
         customers: dict[str, list[tuple[str, int]]] = {}
