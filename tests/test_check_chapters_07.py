@@ -122,10 +122,17 @@ SILENT_REFUSAL = PER_ARGUMENTS.replace("key = (call.function.name, call.function
 
 
 @pytest.mark.parametrize("source, fails", [
-    (NO_TOOL_MESSAGE, ["answers_from_the_tool", "one_tool_message_per_call", *LIMIT]),
+    # the API (the offline model too, since it checks as real endpoints do) refuses a conversation whose tool calls
+    # have no tool message: every check that talks to the model fails, saying so
+    (NO_TOOL_MESSAGE, ["answers_from_the_tool", "one_tool_message_per_call", "stops_at_max_turns", *LIMIT]),
     (NEVER_STOPS, ["stops_at_max_turns", "failing_tool_stops_after_3", "limit_is_told_to_the_model"]),
     (PER_ARGUMENTS, LIMIT),
-    (SILENT_REFUSAL, ["limit_is_told_to_the_model"]),
+    (SILENT_REFUSAL, LIMIT),  # the refused call has no tool message: the next request is refused (HTTP 400)
 ], ids=["no_tool_message", "never_stops", "per_arguments", "silent_refusal"])
 def test_typical_wrong_loops_fail_their_checks(source, fails):
     assert _failed(_loop(source)) == fails
+
+
+def test_a_loop_that_leaves_a_call_unanswered_is_told_what_the_api_refused():
+    report = run_checks(_loop(NO_TOOL_MESSAGE), "ch07", time_limit=20)
+    assert "后面必须紧跟回应每个 tool_call_id 的 tool 消息" in report.result("one_tool_message_per_call").reason

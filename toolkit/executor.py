@@ -191,7 +191,7 @@ class ToolExecutor:
                 call_id: str | None, start: float, summary: str, note: str | None) -> ToolResult:
         """The ToolResult of a finished outcome, its data through the one budget pass."""
         raw, error, info, missing, error_type, code = outcome.data, outcome.error, outcome.info, None, None, None
-        if error is None and isinstance(raw, PartialResult):
+        if error is None and issubclass(type(raw), PartialResult):  # type(): a hostile value's __class__ may raise
             raw, missing = raw.data, safe_str(raw.missing)
             error, error_type = wording.partial_missing(missing), PARTIAL
         elif error is not None:
