@@ -24,7 +24,7 @@ from . import wording
 from .clock import get_clock
 from .fitting import fit_for_model
 from .results import FATAL, ErrorCode, ErrorInfo, PartialResult, classify_error, safe_str, unwrap_envelope
-from .retry import Attempt, RetryOutcome, RetryPolicy
+from .retry import Attempt, RetryOutcome, RetryPolicy, is_awaitable
 from .safety import redact_value, tool_output_warnings
 from .shrink import dumps, shrink_json
 
@@ -72,14 +72,6 @@ def own_failure(exc: BaseException) -> bool:
 
 def _raised(plugin: str, exc: BaseException) -> PluginError:
     return PluginError(plugin, wording.plugin_failed(plugin, f"{type(exc).__name__}: {safe_str(exc, 200)}"))
-
-
-def is_awaitable(value: Any) -> bool:
-    """inspect.isawaitable that never raises (a value whose __class__ raises is not awaitable)."""
-    try:
-        return inspect.isawaitable(value)
-    except Exception:
-        return False
 
 
 def _wrong(plugin: str, expected: str, got: Any) -> PluginError:

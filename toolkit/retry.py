@@ -305,6 +305,14 @@ async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], /, 
                             budget=budget)
 
 
+def is_awaitable(value: Any) -> bool:
+    """inspect.isawaitable that never raises (a value whose __class__ raises is not awaitable)."""
+    try:
+        return inspect.isawaitable(value)
+    except Exception:
+        return False
+
+
 async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tuple = (),
                      kwargs: dict | None = None, *, budget: RetryBudget | None = None,
                      on_attempt: Callable[[Attempt], None] | None = None,
@@ -334,7 +342,7 @@ async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tup
             timeout = remaining if timeout is None else min(timeout, remaining)
         try:
             value = tool_fn(*args, **kwargs)
-            if inspect.isawaitable(value):
+            if is_awaitable(value):
                 value = await (value if timeout is None else _race(value, timeout, clock))
         except Exception as exc:  # BaseException (cancel, Ctrl-C, exit) is never caught
             info = policy.classify(exc)
@@ -343,7 +351,7 @@ async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tup
             data, source, info = unwrap_envelope(value)  # a tool's {status, data, source, error}: opened here, once
             if info is None:
                 end = clock.now()
-                attempt = Attempt(n, t0, end, "partial" if isinstance(value, PartialResult) else "ok")
+                attempt = Attempt(n, t0, end, "partial" if issubclass(type(value), PartialResult) else "ok")
                 attempts.append(attempt)
                 if on_attempt is not None:
                     on_attempt(attempt)
