@@ -202,3 +202,11 @@ def test_the_offline_model_answers_a_sales_question_through_mcp_tools(server):
         [("analyze_sales_csv", "success", {"mcp_server": "mcp", "tool": "analyze_sales_csv"})]
     assert "显示器" in over_mcp.answer and "9692" in over_mcp.answer
     assert over_mcp.answer == local.answer
+
+
+def test_calls_that_arrive_together_start_the_server_once():
+    with MCPServer(extra_args=["--demo"]) as server:
+        async def together():
+            return await asyncio.gather(*(server.call("server_pid") for _ in range(4)))
+        envelopes = asyncio.run(together())
+        assert server.starts == 1 and len({e["data"]["pid"] for e in envelopes}) == 1

@@ -62,7 +62,8 @@ class MCPServer:
         self._session: ClientSession | None = None
         self._stop: asyncio.Event | None = None
         self._holder: asyncio.Task | None = None
-        self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8")
+        self._starting: asyncio.Lock | None = None  # made on the connection's loop: one start at a time
+        self._errlog: Any = None  # the running server's stderr, kept for the error message when it dies
 
     # --- the connection's own thread and loop -------------------------------------
     def _submit(self, coro: Any) -> concurrent.futures.Future:
@@ -76,26 +77,37 @@ class MCPServer:
 
     async def _connect(self) -> ClientSession:
         """The live session, started (and its tools listed) when there is none."""
-        if self._session is not None:
-            return self._session
+        if self._starting is None:
+            self._starting = asyncio.Lock()
+        async with self._starting:  # calls arriving together while the server is down start it once
+            if self._session is not None:
+                return self._session
+            return await self._start()
+
+    async def _start(self) -> ClientSession:
         ready, stop = asyncio.Event(), asyncio.Event()
         failure: list[BaseException] = []
+        if self._errlog is not None:
+            self._errlog.close()
+        self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8")
 
         async def hold() -> None:  # enters and leaves the SDK's contexts in one task, as anyio requires
             params = StdioServerParameters(command=self.command, args=self.args, env=self.env)
+            mine = None
             try:
                 async with stdio_client(params, errlog=self._errlog) as (read, write):
                     async with ClientSession(read, write) as session:
                         await session.initialize()
                         listed = await session.list_tools()
                         self.tools = {tool.name: tool for tool in listed.tools}
-                        self._session = session
+                        self._session = mine = session
                         ready.set()
                         await stop.wait()
             except Exception as exc:
                 failure.append(exc)
             finally:
-                self._session = None
+                if self._session is mine:  # a late finish never drops the session started after it
+                    self._session = None
                 ready.set()
 
         self.starts += 1
@@ -124,6 +136,8 @@ class MCPServer:
             await asyncio.wait({holder}, timeout=STOP_SECONDS)
 
     def _stderr_tail(self) -> str:
+        if self._errlog is None:
+            return ""
         try:
             self._errlog.seek(0)
             tail = self._errlog.read()[-300:].strip().splitlines()
@@ -206,16 +220,9 @@ class MCPServer:
             thread.join(timeout=STOP_SECONDS)
         if not loop.is_running():
             loop.close()
-        self._errlog.close()
 
     def __enter__(self) -> "MCPServer":
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
