@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = sorted((ROOT / "notebooks").glob("0[1-8]_*.ipynb"))
+CHAPTERS = sorted(p for p in (ROOT / "notebooks").glob("[01][0-9]_*.ipynb") if p.name[:2] in ("01", "02", "03", "04",
+                                                                                   "05", "06", "07", "08", "10"))
 
 
 def _cells(path: Path) -> list[dict]:
@@ -22,9 +23,10 @@ def _markdown(path: Path) -> str:
     return "\n".join("".join(c["source"]) for c in _cells(path) if c["cell_type"] == "markdown")
 
 
-def test_there_are_eight_chapters_and_the_instructor_demo():
-    assert [p.name[:2] for p in CHAPTERS] == ["01", "02", "03", "04", "05", "06", "07", "08"]
+def test_there_are_nine_chapters_the_instructor_demo_and_the_capstone():
+    assert [p.name[:2] for p in CHAPTERS] == ["01", "02", "03", "04", "05", "06", "07", "08", "10"]
     assert (ROOT / "notebooks" / "09_instructor_demo.ipynb").exists()
+    assert (ROOT / "notebooks" / "11_capstone.ipynb").exists()
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -74,6 +76,7 @@ PIECES = {
     "04": (r"^def format_tool_message\(", r"\bformat_message=", r"from toolkit import .*\bformat_tool_message\b"),
     "05": (r"^def evaluate_tool_result\(", r"\bevaluate=", r"from toolkit import .*\bevaluate_tool_result\b"),
     "06": (r"^class MyExecutor\b", r"\bexecutor=", r"from toolkit import .*\bToolExecutor\b"),
+    "10": (r"^def clear_old_results\(", r"\bclear=", r"from toolkit\.clearing import .*\bclear_tool_results\b"),
     "07": (r"^async def run_my_agent\(", r"\bexecutor=ToolExecutor\(", r"from toolkit\.agent import .*\brun_agent\b"),
 }
 QUESTION = re.compile(r"\*\*想一想 (\d+)：\*\*")

@@ -84,6 +84,49 @@ def _sentence(name: str, content: Any) -> str:
     return f"{name} 查到：{json.dumps(body.get('result', body) if isinstance(body, dict) else body, ensure_ascii=False)[:160]}"
 
 
+def _long_task(question: str, tools: set[str], after: list[dict], n: int) -> dict | None:
+    """Chapter 10's task in this model's habits: read every page first (no notes), then write to everyone in one
+    turn of parallel calls, then answer; None when the question is not that task."""
+    if not {"query_orders", "read_more", "send_notice"} <= tools or "已支付" not in question:
+        return None
+    calls = {c.get("id"): c.get("function", {}) for m in after if m.get("role") == "assistant"
+             for c in m.get("tool_calls") or []}
+    results = [(calls.get(m.get("tool_call_id"), {}).get("name"), str(m.get("content") or ""))
+               for m in after if m.get("role") == "tool"]
+
+    def call(name: str, args: dict, i: int = 0) -> dict:
+        return {"id": f"other_{n}_{i}", "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
+
+    if not results:
+        return {"role": "assistant", "content": None, "tool_calls": [call("query_orders", {"status": "已支付"})]}
+    if any(name == "send_notice" for name, _ in results):
+        sent = sum(1 for name, text in results if name == "send_notice" and '"status": "success"' in text)
+        return {"role": "assistant", "content": f"{TAG}通知都处理完了：成功发出 {sent} 条。"}
+    handle = re.search(r'"result_id": (\d+)', results[0][1])
+    last = json.loads(results[-1][1]) if results[-1][1].startswith("{") else {}
+    page = last.get("result") if isinstance(last.get("result"), dict) else {}
+    if handle and (len(results) == 1 or page.get("next_offset") is not None):
+        offset = page.get("next_offset") or 0 if len(results) > 1 else 0
+        return {"role": "assistant", "content": None,
+                "tool_calls": [call("read_more", {"result_id": int(handle.group(1)), "offset": offset})]}
+    orders: dict[str, list[str]] = {}
+    for name, text in results:
+        body = json.loads(text) if name == "read_more" and text.startswith("{") else {}
+        for line in str((body.get("result") or {}).get("text", "")).splitlines():
+            try:
+                row = json.loads(line.strip().rstrip(","))
+            except ValueError:
+                continue
+            if isinstance(row, dict) and "customer" in row:
+                orders.setdefault(row["customer"], []).append(row["order_id"])
+    if not orders:
+        return {"role": "assistant", "content": f"{TAG}没有读到订单，无法发通知。"}
+    return {"role": "assistant", "content": None,
+            "tool_calls": [call("send_notice", {"customer": c, "order_ids": ids, "message": "您的订单已付款。"}, i)
+                           for i, (c, ids) in enumerate(orders.items())]}
+
+
 def other_model(request: dict) -> dict:
     """A Chat Completions response body, in this model's own words and habits."""
     messages = request.get("messages") or []
@@ -95,8 +138,10 @@ def other_model(request: dict) -> dict:
              for m in after if m.get("role") == "assistant" for c in m.get("tool_calls") or []}
     results = [(names.get(m.get("tool_call_id"), "工具"), m.get("content")) for m in after if m.get("role") == "tool"]
     n = len(messages)
-    message: dict[str, Any] = {"role": "assistant", "content": None}
-    if not results:
+    message: dict[str, Any] = _long_task(question, tools, after, n) or {"role": "assistant", "content": None}
+    if message.get("content") or message.get("tool_calls"):
+        pass
+    elif not results:
         calls = _calls_for(question, tools)
         if calls:
             message["tool_calls"] = [{"id": f"other_{n}_{i}", "type": "function",

@@ -161,6 +161,16 @@ def test_applying_a_summary_replaces_the_data_within_the_budget():
     assert len(json.dumps(cut.data, ensure_ascii=False)) <= 100
 
 
+def test_a_summary_of_a_text_the_result_already_is_keeps_the_text_as_it_was_made():
+    """A parse plug-in's JSON text, cut or not, is its author's view: deciding to summarize it must not turn it
+    back into data (chapter 01 shows the model reading the student's text)."""
+    text = json.dumps({"row_count": 5, "total_sales": 9692}, ensure_ascii=False)
+    made = ToolResult("analyze_sales_csv", text, truncated=True)
+    decision = evaluate_tool_result(made, "q")
+    assert decision["action"] == "summarize_and_present"
+    assert apply_decision(made, decision, 8000) is made
+
+
 def test_a_decision_never_turns_a_failure_into_data_and_a_strange_one_changes_nothing():
     failed = ToolResult("t", None, "权限不足", error_type="fatal", truncated=False)
     assert apply_decision(failed, {"action": "present_directly"}, 8000) is failed

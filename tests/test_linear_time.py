@@ -98,7 +98,9 @@ PATTERNS: dict[str, str] = {
     "toolkit.check._ex01: \\|(\\s*:?-{3,}:?\\s*\\|)+": "fullmatch",
     "toolkit.check._ex01.SHOWN": "search",               # the note line of a student's table
     "toolkit.check._ex01.TOTAL": "search",
-    "toolkit.check._ex02.MARKER": "scan",
+    "toolkit.check._ch02.MARKER": "scan",
+    "toolkit.llm.offline.longrun._HANDLE": "scan",          # a result_id in a tool message the model reads
+    "toolkit.llm.offline.longrun._NOTE_PAGE": "match",      # anchored after the note's mark (longrun._notes)
     "toolkit.check.build.BEGIN": "match",                # one line of a solution notebook's cell
     "toolkit.check.build.END": "match",
     "toolkit.check._class.NOTEBOOK_NAME": "fullmatch", # a file name

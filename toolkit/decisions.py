@@ -170,6 +170,8 @@ def apply_decision(result: ToolResult, decision: Any, max_chars: int) -> ToolRes
             return replace(result, error=None, error_type=None, error_code=None, missing=None)
         if action == "summarize_and_present" and decision.get("data") is not None:
             data = decision["data"]
+            if data == result.data:  # the result's own view (a plug-in's text too): shown as it was made
+                return result
             if type(data) is str:
                 try:
                     data = json.loads(data)

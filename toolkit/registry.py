@@ -49,6 +49,7 @@ class Tool:
     writes: True if the tool changes something: it is then not retried after
     a timeout unless the call carries an "idempotency_key" argument.
     fallback: the name of a tool to use while this one's circuit is open.
+    needs_approval: run_agent runs a call to it only after a person approves (toolkit.approval).
     """
 
     name: str
@@ -58,6 +59,7 @@ class Tool:
     kind: ToolKind | None = None
     writes: bool = False
     fallback: str | None = None
+    needs_approval: bool = False
 
     def schema(self, fmt: "str | WireFormat" = "openai_chat") -> dict:
         """This tool's entry in a request's tools list, in wire format `fmt` (see toolkit.wire)."""
@@ -110,12 +112,13 @@ class ToolRegistry:
 
     def register(self, fn: Callable | None = None, *, name: str | None = None,
                  description: str | None = None, parameters: dict | None = None,
-                 kind: ToolKind | None = None, writes: bool = False, fallback: str | None = None):
+                 kind: ToolKind | None = None, writes: bool = False, fallback: str | None = None,
+                 needs_approval: bool = False):
         """Register `fn` (also usable as a decorator). The schema defaults to one from its signature."""
         def wrap(f: Callable) -> Callable:
             doc = (inspect.getdoc(f) or "").strip()
             self.add(Tool(name or f.__name__, f, description or doc or (name or f.__name__),
-                          parameters or _schema_from_signature(f), kind, writes, fallback))
+                          parameters or _schema_from_signature(f), kind, writes, fallback, needs_approval))
             return f
         return wrap(fn) if fn is not None else wrap
 

@@ -122,13 +122,21 @@ def output_text(artifact: Any, max_chars: int) -> str:
         return str.__str__(artifact)
     if isinstance(artifact, (bytes, bytearray, memoryview)):
         return _bytes_text(bytes(artifact), len(artifact))
-    return dumps(shrink_json(artifact, max_chars))
+    value = shrink_json(artifact, max_chars)
+    if isinstance(value, list) and value:  # one element per line: a reader's slices end between records
+        return "[\n" + ",\n".join(dumps(item) for item in value) + "\n]"
+    return dumps(value)
 
 
 def read_slice(text: str, offset: int, max_chars: int) -> dict:
     """`max_chars` characters of `text` from `offset`: {"offset", "text", "next_offset", "total_chars"};
-    next_offset is None at the end."""
+    next_offset is None at the end. A slice that stops before the end and holds a line break ends after its
+    last one, so slices of line-per-record text hold whole records (a line longer than the slice is cut)."""
     piece = text[offset: offset + max_chars]
+    if offset + len(piece) < len(text):
+        cut = piece.rfind("\n")
+        if cut > 0:
+            piece = piece[:cut + 1]
     end = offset + len(piece)
     return {"offset": offset, "text": piece, "next_offset": end if end < len(text) else None,
             "total_chars": len(text)}

@@ -13,8 +13,9 @@ from __future__ import annotations
 from ..task_context import split_steps
 from .cli import main
 from .compare import TaskContextComparison, compare_task_context
+from .gates import resume
 from .loop import SYSTEM_PROMPT, Check, Evaluate, FormatMessage, run_agent, task_context_for
 from .record import AgentRun
 
-__all__ = ["SYSTEM_PROMPT", "AgentRun", "run_agent", "split_steps", "task_context_for", "main", "FormatMessage",
-           "Evaluate", "Check", "compare_task_context", "TaskContextComparison"]
+__all__ = ["SYSTEM_PROMPT", "AgentRun", "run_agent", "resume", "split_steps", "task_context_for", "main",
+           "FormatMessage", "Evaluate", "Check", "compare_task_context", "TaskContextComparison"]

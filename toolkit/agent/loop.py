@@ -42,6 +42,8 @@ import json
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
+from ..approval import Approve
+from ..clearing import ClearPolicy, context_chars, with_read_more
 from ..clock import get_clock
 from ..decisions import apply_decision, evaluate_tool_result
 from ..executor import ToolExecutor
@@ -52,8 +54,9 @@ from ..results import FATAL, RETRYABLE, ErrorCode, ToolResult, redact, safe_str
 from ..safety import redact_value
 from ..task_context import TaskContext, split_steps, with_task_context
 from ..wire import ToolCall, parse_tool_call
+from .gates import ApprovalGate, Paused, cleared
 from .record import AgentRun
-from .sync import run_sync
+from .sync import call_plugin, run_sync
 
 __all__ = ["SYSTEM_PROMPT", "run_agent", "task_context_for", "FormatMessage", "Evaluate", "Check"]
 
@@ -100,7 +103,8 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
               max_turns: int = 6, max_tool_failures: int | None = 3,
               task_context: TaskContext | bool | str = "auto",
               system_prompt: str = SYSTEM_PROMPT, format_message: FormatMessage | None = None,
-              evaluate: Evaluate | None = evaluate_tool_result, check: Check | None = None) -> AgentRun:
+              evaluate: Evaluate | None = evaluate_tool_result, check: Check | None = None,
+              approve: Approve = None, clear: "ClearPolicy | Callable[[list], list] | None" = None) -> AgentRun:
     """Answer `question` with the model and the registry's tools; returns an AgentRun.
 
     client/model: an openai.OpenAI client and the model name; with client None both
@@ -115,6 +119,15 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
     None: no limit.
     task_context: see `task_context_for`; the context advances one step per
     successful tool result and is put before every tool message.
+    approve: who says yes to a tool registered with needs_approval (toolkit.approval):
+    a function, True/False for scripts and CI, or None to pause the run
+    (stopped="needs_approval"; `resume(run, approved)` goes on). clear: a
+    toolkit.clearing.ClearPolicy, or a function messages -> messages (a student's),
+    applied to what the model is sent before every model call (run.messages keeps
+    everything; each model step of the transcript records "context_chars", the
+    size sent; a function that fails sends the whole list and says so in
+    "clear_error"). With a tool named read_more in the
+    registry, a cut result's message carries its handle ("more": result id).
     format_message / evaluate / check: the plug-in points (module doc), each
     sync or async: format_message None is format_tool_message (a plug-in's
     message is checked: only role, tool_call_id and content pass, its content
@@ -138,7 +151,8 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
     if max_tool_failures is not None and (not isinstance(max_tool_failures, int)
                                           or isinstance(max_tool_failures, bool) or max_tool_failures < 1):
         raise ValueError(f"max_tool_failures must be an int >= 1 or None, got {max_tool_failures!r}")
-    for name, fn in (("format_message", format_message), ("evaluate", evaluate), ("check", check)):
+    for name, fn in (("format_message", format_message), ("evaluate", evaluate), ("check", check),
+                     ("clear", None if isinstance(clear, ClearPolicy) else clear)):
         if fn is not None and not callable(fn):
             raise ValueError(f"{name} must be a function or None, got {type(fn).__name__}")
     client, model = _client_and_model(client, model)
@@ -148,6 +162,7 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
     loop = _Loop(question.strip(), client, model, registry, executor,
                  task_context_for(question, task_context), system_prompt)
     loop.format_message, loop.evaluate, loop.check = format_message, evaluate, check
+    loop.approve, loop.clear = approve, clear
     loop.max_tool_failures = max_tool_failures
     return loop.run(max_turns)
 
@@ -173,24 +188,12 @@ class _EmptyReply(Exception):
     """The model answered with neither text nor tool calls (args[0] says how)."""
 
 
-def _call(plugin: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """plugin(*args, **kwargs); an async plug-in's awaitable is awaited (run_sync: inside Jupyter's loop too)."""
-    value = plugin(*args, **kwargs)
-    if is_awaitable(value):
-        value = run_sync(_awaited(value))
-    return value
-
-
 def _takes_next_step(plugin: Callable[..., Any]) -> bool:
     """Whether the plug-in has a `next_step` parameter (one whose signature cannot be read has not)."""
     try:
         return "next_step" in inspect.signature(plugin).parameters
     except Exception:
         return False
-
-
-async def _awaited(awaitable: Any) -> Any:
-    return await awaitable
 
 
 def _plugin_failure(plugin: str, exc_or_text: Any, result: ToolResult) -> ToolResult:
@@ -203,12 +206,14 @@ def _plugin_failure(plugin: str, exc_or_text: Any, result: ToolResult) -> ToolRe
                       started_at=result.started_at, duration_ms=result.duration_ms, args_summary=result.args_summary)
 
 
-class _Loop:
+class _Loop(ApprovalGate):
     """One run's state: the conversation, the transcript, the calls seen so far."""
 
     format_message: FormatMessage | None = None
     evaluate: Evaluate | None = None
     check: Check | None = None
+    approve: Approve = None
+    clear: "ClearPolicy | Callable[[list], list] | None" = None
     max_tool_failures: int | None = None
 
     def __init__(self, question: str, client: Any, model: str, registry: ToolRegistry,
@@ -219,22 +224,28 @@ class _Loop:
         self.run_record.messages = [{"role": "system", "content": system_prompt},
                                     {"role": "user", "content": question}]
         self.seen: dict[tuple[str, str], tuple[int, ToolResult | None]] = {}
+        self.given: dict[str, tuple[bool, str]] = {}  # call id -> a person's decision (resume)
+        self.max_turns = 0
         self.failures: dict[str, list[ToolResult]] = {}  # tool name -> its failed runs since its last success
 
-    def run(self, max_turns: int) -> AgentRun:
+    def run(self, max_turns: int, first_turn: int = 1, leftover: Sequence[ToolCall] = ()) -> AgentRun:
         import openai  # lazy, as everywhere in the toolkit: `import toolkit.agent` stays light
 
         from ..llm.errors import BadModelReply, describe_model_error
 
-        record, start = self.run_record, self.clock.now()
+        record, start, self.max_turns = self.run_record, self.clock.now(), max_turns
+        record.stopped = "error"
         try:
-            for turn in range(1, max_turns + 1):
+            if leftover:  # the calls of the turn a pause interrupted
+                self._run_tools(first_turn, leftover)
+                first_turn += 1
+            for turn in range(first_turn, max_turns + 1):
                 record.turns = turn
                 reply = self._ask_model(turn)
                 if not reply.tool_calls:
                     self._finish_with_text(reply)
                     break
-                self._run_tools(turn, reply.tool_calls)
+                self._run_tools(turn, [parse_tool_call(c) for c in reply.tool_calls])
             else:
                 record.stopped = "max_turns"
                 record.answer = (f"已达到最多 {max_turns} 轮模型调用，模型仍在请求工具，没有得到最终回答；"
@@ -248,7 +259,13 @@ class _Loop:
         except _EmptyReply as exc:
             record.stopped, record.error = "error", exc.args[0]
             record.answer = f"模型没有返回文本回答（{exc.args[0]}），请重试或换个问法。"
-        record.duration_ms = (self.clock.now() - start) * 1000.0
+        except Paused as paused:
+            turn, calls, pending = paused.args
+            record.stopped, record.pending, record.paused = "needs_approval", pending, (self, turn, calls)
+            record.answer = f"等待审批：{pending.describe()}。用 resume(run, True) 批准，resume(run, False, 理由) 拒绝。"
+            record.duration_ms += (self.clock.now() - start) * 1000.0
+            return record
+        record.duration_ms += (self.clock.now() - start) * 1000.0
         if record.ok and self.check is not None:
             self._check()
         return record
@@ -266,9 +283,13 @@ class _Loop:
         from ..llm.reply import read_reply
 
         began = self.clock.now()
+        sent, clear_error = self.run_record.messages, None
+        if self.clear is not None:
+            sent, clear_error = cleared(self.clear, sent)
+        size = context_chars(sent)  # before the reply joins the conversation
         try:
             response = self.client.chat.completions.create(
-                model=self.model, messages=self.run_record.messages,
+                model=self.model, messages=sent,
                 tools=self.registry.openai_tools(), tool_choice="auto")
         except openai.APIError:
             raise
@@ -285,6 +306,8 @@ class _Loop:
                            for c in reply.tool_calls],
             "finish_reason": reply.finish_reason,
             "duration_ms": (self.clock.now() - began) * 1000.0,
+            "context_chars": size,
+            **({"clear_error": clear_error} if clear_error else {}),
         })
         return reply
 
@@ -293,11 +316,9 @@ class _Loop:
             raise _EmptyReply(f"finish_reason={reply.finish_reason}")
         self.run_record.stopped, self.run_record.answer = "answered", redact(reply.content.strip())
 
-    def _run_tools(self, turn: int, tool_calls: Sequence[dict]) -> None:
-        """Run a reply's tool calls (repeats refused) and append one tool message per call, in order.
-
-        Each call is read once here; the ToolCalls (arguments decoded) go on to the executor."""
-        calls = [parse_tool_call(c) for c in tool_calls]
+    def _run_batch(self, turn: int, calls: Sequence[ToolCall]) -> None:
+        """Run tool calls (repeats refused) and append one tool message per call, in order; the ToolCalls
+        (arguments decoded once, where the reply was read) go on to the executor."""
         first = len(self.run_record.tool_results) + 1
         keys = [(c.name, _canonical_arguments(c)) for c in calls]
         results: list[ToolResult | None] = [self._over_limit(call) or self._repeat_of(key, first + i, call)
@@ -346,9 +367,9 @@ class _Loop:
             return result, None
         try:
             if _takes_next_step(self.evaluate):
-                decision = _call(self.evaluate, result, self.run_record.question, next_step=self._step_after())
+                decision = call_plugin(self.evaluate, result, self.run_record.question, next_step=self._step_after())
             else:
-                decision = _call(self.evaluate, result, self.run_record.question)
+                decision = call_plugin(self.evaluate, result, self.run_record.question)
             if not isinstance(decision, dict):
                 raise TypeError(f"evaluate 应返回 dict，实际返回了 {type(decision).__name__}")
             decision = dict(dict.items(decision))  # a plain copy: a dict subclass's own methods are not called again
@@ -372,7 +393,7 @@ class _Loop:
         its own, without the decision)."""
         if self.format_message is not None:
             try:
-                message = _call(self.format_message, result.name, call_id, result)
+                message = call_plugin(self.format_message, result.name, call_id, result)
                 budget = self.executor.result_max_chars + MESSAGE_FIELDS_CHARS
                 return plugin_message(message, call_id, budget), result
             except BaseException as exc:
@@ -386,6 +407,8 @@ class _Loop:
         if self.ctx is not None and result.ok:
             self.ctx.advance()
         message, result = self._message(call.id or "", result, decision)
+        if result.truncated and result.result_id is not None and "read_more" in self.registry:
+            message = {**message, "content": with_read_more(message["content"], result)}
         content = message["content"]
         if self.ctx is not None:  # the [TASK_CONTEXT] block goes first; the transcript keeps the context itself
             message = {**message, "content": with_task_context(content, self.ctx)}
@@ -402,7 +425,7 @@ class _Loop:
     def _check(self) -> None:
         record = self.run_record
         try:
-            record.check = _call(self.check, record.answer, list(record.tool_results))
+            record.check = call_plugin(self.check, record.answer, list(record.tool_results))
         except BaseException as exc:
             if not own_failure(exc):
                 raise

@@ -9,8 +9,8 @@ from ..task_context import TaskContext
 
 __all__ = ["AgentRun", "Stopped", "render_step"]
 
-Stopped = Literal["answered", "max_turns", "error"]
-_STOP_WORDS = {"answered": "已回答", "max_turns": "达到轮数上限", "error": "出错"}
+Stopped = Literal["answered", "max_turns", "error", "needs_approval"]
+_STOP_WORDS = {"answered": "已回答", "max_turns": "达到轮数上限", "error": "出错", "needs_approval": "等待审批"}
 
 
 @dataclass
@@ -24,9 +24,10 @@ class AgentRun:
     message without its [TASK_CONTEXT] block) and the "task_context" as the loop
     held it then (a copy; None for a single-step task). tool_results: one ToolResult per tool_call_id,
     as the model read it (after the evaluate plug-in's decision was acted on, see toolkit.decisions.apply_decision).
-    stopped: "answered", "max_turns" (the loop limit) or "error" (the model
+    stopped: "answered", "max_turns" (the loop limit), "error" (the model
     endpoint failed or sent a reply that is not a chat completion; `error` says
-    why and `answer` says it in Chinese). decisions: what the `evaluate` plug-in
+    why and `answer` says it in Chinese) or "needs_approval" (a call to a tool that
+    needs a person's yes waits in `pending`: toolkit.agent.resume goes on). decisions: what the `evaluate` plug-in
     said about each tool result (empty without one). check: the verdict of the
     `check` plug-in on the answer (None without one, or when it failed: then
     `error` says why). duration_ms is on the run's clock (simulated time under
@@ -47,6 +48,8 @@ class AgentRun:
     duration_ms: float = 0.0
     decisions: list[dict] = field(default_factory=list, repr=False)
     check: Any = field(default=None, repr=False)
+    pending: Any = field(default=None, repr=False)  # a toolkit.approval.PendingCall while stopped="needs_approval"
+    paused: Any = field(default=None, repr=False, compare=False)  # the loop's state to resume from (resume())
 
     @property
     def ok(self) -> bool:

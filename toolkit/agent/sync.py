@@ -22,9 +22,11 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from typing import Any, Coroutine
+from typing import Any, Callable, Coroutine
 
-__all__ = ["run_sync", "CANCEL_WAIT_S"]
+from ..plugins import is_awaitable
+
+__all__ = ["run_sync", "call_plugin", "CANCEL_WAIT_S"]
 
 CANCEL_WAIT_S = 2.0  # real seconds the cancelled tools get to end after Ctrl-C
 _SLICE_S = 0.05
@@ -96,3 +98,15 @@ def run_sync(coro: Coroutine) -> Any:
     if runner.error is not None:
         raise runner.error
     return runner.result
+
+
+def call_plugin(plugin: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """plugin(*args, **kwargs); an async plug-in's awaitable is awaited (run_sync: inside Jupyter's loop too)."""
+    value = plugin(*args, **kwargs)
+    if is_awaitable(value):
+        value = run_sync(_awaited(value))
+    return value
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable

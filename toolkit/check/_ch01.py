@@ -146,7 +146,7 @@ def check_retryable(play: Any) -> None:
             raise Fail(f"{raw!r} 应标明「{want}」（{why}），得到 {out[:80]!r}")
 
 
-EXERCISE = Exercise("ch01", "01_parse_tool_result", "第 01 章：parse_tool_result（课堂版）", "parse_tool_result", (
+EXERCISE = Exercise("ch01", "01_parse_tool_result", "课堂版 parse_tool_result", "parse_tool_result", (
     Check("error_none_is_success", "{'error': None} 是成功，不是失败（原课程用了 'error' in result）",
           "看 error 的值，不是看有没有这个键", check_error_none),
     Check("error_envelope_reported", "工具报告的错误变成一句「❌ 工具执行失败…: 原因」",

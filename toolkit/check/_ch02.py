@@ -103,7 +103,7 @@ def check_fits(play: Any) -> None:
             raise Fail(f"smart_truncate(text, {max_chars})：只给两个参数时也要保留结尾的总计、省略数准确")
 
 
-EXERCISE = Exercise("ch02", "02_smart_truncate", "第 02 章的课堂版 smart_truncate", "smart_truncate", (
+EXERCISE = Exercise("ch02", "02_smart_truncate", "课堂版 smart_truncate", "smart_truncate", (
     Check("short_text_unchanged", "不超过 max_chars 的文本原样返回", "先比较 len(text) 和 max_chars", check_short),
     Check("keeps_head", "开头的标题被保留", "开头一段从 text[0] 开始", check_head),
     Check("keeps_tail", "结尾的「总计：9692」被保留", "只留开头会丢掉结论：留一段结尾 text[-keep_tail:]", check_tail),

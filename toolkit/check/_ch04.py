@@ -139,7 +139,7 @@ def check_wire(play: Any) -> None:
     raises_value_error(play, "未知的 fmt（例如 'xml'）", OK.name, "call_8", OK, fmt="xml")
 
 
-EXERCISE = Exercise("ch04", "04_tool_messages", "第 04 章：format_tool_message，一步一步", "format_tool_message", (
+EXERCISE = Exercise("ch04", "04_tool_messages", "课堂版 format_tool_message，一步一步", "format_tool_message", (
     Check("chat_shape", "默认 Chat Completions：role=tool、tool_call_id、content 是 JSON 文本",
           "return {'role': 'tool', 'tool_call_id': tool_call_id, 'content': json.dumps(...)}", check_chat),
     Check("status_from_result", "content 的 status 就是 result.status（部分成功不算失败）",

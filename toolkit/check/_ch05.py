@@ -108,7 +108,7 @@ EMPTY_CHECKS = (
     Check("empty_results_broaden", "空结果 → retry_with_broader_query", "注意 '  ' 和 '[]' 这样的字符串", check_empty),
 )
 
-EXERCISE = Exercise("ch05", "05_decisions", "第 05 章：evaluate_tool_result", "evaluate_tool_result", (
+EXERCISE = Exercise("ch05", "05_decisions", "课堂版 evaluate_tool_result", "evaluate_tool_result", (
     *PARTIAL_CHECKS, *FAILURE_CHECKS, *EMPTY_CHECKS,
     Check("cut_result_kept", "执行器截断过的结果 → summarize_and_present，摘要就是它的结果（不再截一次）",
           "看 result.truncated；data 用 result.data 本身", check_cut),

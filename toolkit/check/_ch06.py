@@ -215,7 +215,7 @@ def check_summary(p: Any) -> None:
                    f"不对的是 {wrong}。统计要覆盖全部调用，不能只数 call_history 里剩下的")
 
 
-EXERCISE = Exercise("ch06", "06_executor", "第 06 章：自己的执行器 MyExecutor", "MyExecutor", (
+EXERCISE = Exercise("ch06", "06_executor", "自己的执行器 MyExecutor", "MyExecutor", (
     Check("fatal_not_retried", "PermissionError 不重试（原课程的 bug 1）", "用 classify_error(exc).retryable 判断",
           check_fatal),
     Check("sync_tool_runs_once", "同步工具只执行一次（原课程 await 一个普通函数的返回值）",

@@ -189,7 +189,7 @@ def check_limit_told(p: Any) -> None:
         raise Fail(f"模型读到“别再试”后会如实说明失败，你的函数返回的回答是 {run.answer!r}")
 
 
-EXERCISE = Exercise("ch07", "07_sales_agent", "第 07 章：自己写 Agent 循环", "run_my_agent", (
+EXERCISE = Exercise("ch07", "07_sales_agent", "自己写 Agent 循环", "run_my_agent", (
     Check("answers_from_the_tool", "销售问题：工具执行 1 次，回答说出显示器和 9692",
           "把模型的回复和每条 tool 消息都追加进 messages，再问一次模型", check_answers),
     Check("one_tool_message_per_call", "每个 tool_call_id 一条 tool 消息，content 是带 status 的 JSON",

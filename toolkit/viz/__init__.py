@@ -25,6 +25,7 @@ Importing this module registers the shipped CJK font (toolkit.viz.style); import
 from __future__ import annotations
 
 from .budget import budget_curve, sample_records, truncation_map, truncation_parts
+from .context import context_growth, context_sizes
 from .live import LiveCharts
 from .records import attempt_outcome, call_outcome
 from .retries import backoff_strategies, thundering_herd
@@ -35,7 +36,7 @@ from .stats import CallStatsChart, breaker_windows, budget_tokens, call_stats
 from .timeline import TimelineChart, retry_timeline
 
 __all__ = [
-    "retry_timeline", "TimelineChart", "call_stats", "CallStatsChart", "LiveCharts", "breaker_windows",
+    "context_growth", "context_sizes", "retry_timeline", "TimelineChart", "call_stats", "CallStatsChart", "LiveCharts", "breaker_windows",
     "budget_tokens", "backoff_strategies", "thundering_herd", "budget_curve", "truncation_map", "truncation_parts",
     "sample_records", "attempt_outcome", "call_outcome", "setup_fonts", "font_family",
     "ChartFigure", "OUTCOME_COLORS", "OUTCOME_LABELS", "NOT_RUN", "NOT_RUN_COLOR", "NOT_RUN_LABEL", "INSTANT_LABEL",

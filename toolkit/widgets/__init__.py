@@ -6,6 +6,7 @@ clock (toolkit.simulation.simulate_batch), and redraws the retry timeline and th
 statistics (toolkit.viz.LiveCharts: the notebook's own charts, kept and updated in
 place: bench row 8). `AgentPanel()` (agent.py) runs the agent loop with a fault in the
 sales tool or a misbehaving offline model and shows the transcript and the answer check.
+`ApprovalPanel(run)` (approval.py) approves or denies a paused run's pending write.
 `BudgetPlayground(value)` (budget.py) shows what smart_truncate / parse_tool_result keep
 under a budget; `DecisionPicker()` (decisions.py) shows which action
 evaluate_tool_result picks for a result, and why. base.py holds what they share.
@@ -33,11 +34,12 @@ Importing this package does not load matplotlib: the failure panel does, when ma
 from __future__ import annotations
 
 from .agent import MODEL_BEHAVIOURS, AgentPanel, answer_check, transcript_rows
+from .approval import ApprovalPanel
 from .base import BIG_TEXT_PX, MARKS, Reveal, presentation
 from .budget import BudgetPlayground
 from .decisions import DecisionPicker
 from .failure import FAULT_KINDS, SETTINGS, FailurePanel, colour_key, summarize_batch
 
-__all__ = ["FailurePanel", "AgentPanel", "BudgetPlayground", "DecisionPicker", "Reveal", "presentation",
+__all__ = ["FailurePanel", "AgentPanel", "ApprovalPanel", "BudgetPlayground", "DecisionPicker", "Reveal", "presentation",
            "colour_key", "summarize_batch", "transcript_rows", "answer_check", "FAULT_KINDS", "SETTINGS",
            "MODEL_BEHAVIOURS", "MARKS", "BIG_TEXT_PX"]

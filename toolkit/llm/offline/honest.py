@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...readback import read_tool_content
+from .longrun import longrun_reply
 from .planning import Step, plan, step_for
 from .rendering import answer_from_results, missing_answer, no_tool_answer
 from .request import OfferedTool, View
@@ -66,6 +67,9 @@ def _first_turn(view: View, tools: list[OfferedTool], tool_choice: Any) -> Reply
 def honest_reply(view: View, tools: list[OfferedTool], tool_choice: Any) -> Reply:
     if tool_choice == "none" or not tools:
         return Reply(text=answer_from_results(view) if view.results else no_tool_answer([]))
+    long = longrun_reply(view, tools)  # a long task over paged results (chapter 10)
+    if long is not None:
+        return Reply(*long)
     if not view.results:
         return _first_turn(view, tools, tool_choice)
     nxt = _next_step_text(view)

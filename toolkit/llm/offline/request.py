@@ -96,7 +96,26 @@ def read_messages(request: dict) -> list[dict]:
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise BadRequest(f"messages[{i}] 必须是带 role 的对象", param=f"messages[{i}]")
+    _check_pairs(messages)
     return messages
+
+
+def _check_pairs(messages: list[dict]) -> None:
+    """Refuse what the real API refuses: an assistant's tool calls not each answered by a tool message right after
+    it, or a tool message that answers no call before it (clearing a conversation by deleting messages does that)."""
+    open_ids: list[str] = []
+    for i, message in enumerate(messages):
+        if message["role"] == "tool":
+            call_id = str(message.get("tool_call_id"))
+            if call_id not in open_ids:
+                raise BadRequest(f"messages[{i}]：role 为 tool 的消息必须回应它前面 assistant 消息里的某个 tool_call，"
+                                 f"找不到 tool_call_id {safe_str(call_id, 60)}", param=f"messages[{i}]")
+            open_ids.remove(call_id)
+            continue
+        if open_ids:
+            raise BadRequest(f"messages[{i}]：带 tool_calls 的 assistant 消息后面必须紧跟回应每个 tool_call_id 的 tool 消息，"
+                             f"缺少 {', '.join(safe_str(c, 60) for c in open_ids)}", param=f"messages[{i}]")
+        open_ids = [str(c.get("id")) for c in _calls_of(message)]
 
 
 def read_model(request: dict) -> tuple[str, str]:

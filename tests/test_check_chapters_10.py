@@ -1,0 +1,50 @@
+"""Chapter 10's own checks judge each clear_old_results the chapter writes as the chapter says they do."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from toolkit.check import run_checks
+
+CHAPTER = Path(__file__).resolve().parent.parent / "notebooks" / "10_long_runs.ipynb"
+
+
+def versions() -> list:
+    """Each clear_old_results the chapter writes, in order, run as its cell runs it (checks left out)."""
+    found = []
+    for cell in json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code" and re.search(r"^def clear_old_results\(", source, re.M):
+            namespace: dict = {"copy": __import__("copy"), "json": json}  # the chapter imports them at the top
+            exec(compile(re.sub(r"^check\(.*$", "", source, flags=re.M), CHAPTER.name, "exec"), namespace)
+            found.append(namespace["clear_old_results"])
+    return found
+
+FIRST = {"pairs_intact", "within_budget", "keeps_last", "oldest_first", "says_how_back", "nothing_within_budget"}
+SECOND = {"says_how_back", "input_untouched", "nothing_within_budget"}
+
+
+def test_each_version_fails_exactly_what_the_chapter_shows():
+    first, second, final = versions()
+    assert set(run_checks(first, "ch10").failed_ids()) == FIRST
+    assert set(run_checks(second, "ch10").failed_ids()) == SECOND
+    assert run_checks(final, "ch10").ok
+
+
+def test_a_version_that_clears_newest_first_is_caught():
+    import copy
+
+    def clear_old_results(messages, budget_chars, keep_last=3):
+        out = copy.deepcopy(messages)
+        results = [m for m in out if m.get("role") == "tool"]
+        total = sum(len(m["content"]) for m in results)
+        for m in reversed(results[:len(results) - keep_last]):
+            if total <= budget_chars:
+                break
+            text = f"[已清除] 结果（{len(m['content'])} 字符）"
+            total += len(text) - len(m["content"])
+            m["content"] = text
+        return out
+
+    assert {"oldest_first", "says_how_back"} <= set(run_checks(clear_old_results, "ch10").failed_ids())

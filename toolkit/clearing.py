@@ -1,0 +1,210 @@
+"""Clearing old tool results: a long conversation's tool results kept within a budget, turn after turn.
+
+`clear_tool_results(messages, fmt=..., budget_chars=..., keep_last=..., exempt=...)` returns a copy of the
+message list in which, oldest first, tool results are replaced by a short placeholder until the results
+together fit `budget_chars`: the last `keep_last` results and the results of `exempt` tools are never
+cleared. The placeholder says what was there (tool, arguments, size) and how to get it back: `read_more`
+with its result id when the result carried one, else the same call again. Only a result's content changes:
+every tool call keeps its result and every id still matches, so the list stays valid for its API (Chat
+Completions, the Responses API, Anthropic Messages). The input list is never modified.
+
+This is what Anthropic's context editing (`clear_tool_uses`) does on the server, written where a student can
+read it and run it against any model.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from .results import safe_str
+
+__all__ = ["CLEARED_MARK", "ClearPolicy", "Cleared", "ToolResultRef", "clear_tool_results", "context_chars",
+           "placeholder", "tool_results", "with_read_more"]
+
+CLEARED_MARK = "[已清除]"
+_FORMATS = ("openai_chat", "openai_responses", "anthropic")
+
+
+@dataclass(frozen=True)
+class ToolResultRef:
+    """Where one tool result sits in a message list, and what it answers."""
+
+    message: int            # index in the list
+    block: int | None       # index in an Anthropic user message's content list, else None
+    call_id: str
+    name: str
+    arguments: str
+    size: int               # characters of its content
+    cleared: bool
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return json.dumps(content, ensure_ascii=False, default=str)
+
+
+def _calls(messages: list, fmt: str) -> dict[str, tuple[str, str]]:
+    """call id -> (tool name, arguments as text), from the assistant's tool calls."""
+    found: dict[str, tuple[str, str]] = {}
+    for m in messages:
+        if not isinstance(m, dict):
+            continue
+        if fmt == "openai_chat" and m.get("role") == "assistant":
+            for c in m.get("tool_calls") or []:
+                fn = c.get("function") or {}
+                found[str(c.get("id"))] = (str(fn.get("name", "")), _text(fn.get("arguments", "")))
+        elif fmt == "openai_responses" and m.get("type") == "function_call":
+            found[str(m.get("call_id"))] = (str(m.get("name", "")), _text(m.get("arguments", "")))
+        elif fmt == "anthropic" and m.get("role") == "assistant" and isinstance(m.get("content"), list):
+            for b in m["content"]:
+                if isinstance(b, dict) and b.get("type") == "tool_use":
+                    found[str(b.get("id"))] = (str(b.get("name", "")), _text(b.get("input", {})))
+    return found
+
+
+def _results(messages: list, fmt: str) -> Iterator[tuple[int, int | None, str, str]]:
+    """(message index, block index, call id, content text) of every tool result, in order."""
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            continue
+        if fmt == "openai_chat" and m.get("role") == "tool":
+            yield i, None, str(m.get("tool_call_id")), _text(m.get("content", ""))
+        elif fmt == "openai_responses" and m.get("type") == "function_call_output":
+            yield i, None, str(m.get("call_id")), _text(m.get("output", ""))
+        elif fmt == "anthropic" and m.get("role") == "user" and isinstance(m.get("content"), list):
+            for j, b in enumerate(m["content"]):
+                if isinstance(b, dict) and b.get("type") == "tool_result":
+                    yield i, j, str(b.get("tool_use_id")), _text(b.get("content", ""))
+
+
+def tool_results(messages: list, fmt: str = "openai_chat") -> list[ToolResultRef]:
+    """Every tool result of `messages` in order, with the call it answers. Raises ValueError for an unknown fmt."""
+    if fmt not in _FORMATS:
+        raise ValueError(f"fmt 应是 {', '.join(_FORMATS)} 之一，收到 {fmt!r}")
+    calls = _calls(messages, fmt)
+    return [ToolResultRef(i, j, call_id, *calls.get(call_id, ("", "")), len(text), text.startswith(CLEARED_MARK))
+            for i, j, call_id, text in _results(messages, fmt)]
+
+
+def context_chars(messages: list) -> int:
+    """The size of a message list as the model receives it: characters of its JSON."""
+    return len(json.dumps(messages, ensure_ascii=False, default=str))
+
+
+def _handle(text: str) -> int | None:
+    """The result id a tool message offers for read_more ({"more": {"result_id": N}}), if any."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    more = value.get("more") if isinstance(value, dict) else None
+    result_id = more.get("result_id") if isinstance(more, dict) else None
+    return result_id if isinstance(result_id, int) and not isinstance(result_id, bool) else None
+
+
+def placeholder(ref: ToolResultRef, text: str) -> str:
+    """What stands in a cleared result's place: what was there, and how to get it back."""
+    arguments = safe_str(ref.arguments, 120)
+    result_id = _handle(text)
+    back = (f"需要时调用 read_more(result_id={result_id}) 重新读取" if result_id is not None
+            else f"需要时用同样的参数再调用一次 {ref.name}（{arguments}）")
+    return f"{CLEARED_MARK} {ref.name}（{arguments}）的结果（{ref.size} 字符）已从对话中清除以节省上下文；{back}。"
+
+
+def _replace(message: dict, block: int | None, fmt: str, text: str) -> dict:
+    message = dict(message)
+    if fmt == "openai_chat":
+        message["content"] = text
+    elif fmt == "openai_responses":
+        message["output"] = text
+    else:
+        blocks = list(message["content"])
+        blocks[block] = {**blocks[block], "content": text}  # type: ignore[index]
+        message["content"] = blocks
+    return message
+
+
+@dataclass(frozen=True)
+class Cleared:
+    """The cleared list and what clearing did."""
+
+    messages: list
+    cleared: tuple[str, ...] = ()       # call ids whose results were replaced this time
+    results_before: int = 0             # characters of all tool results before
+    results_after: int = 0              # ... and after
+    kept: tuple[str, ...] = field(default=())  # call ids kept by keep_last or exempt
+
+
+def clear_tool_results(messages: list, *, fmt: str = "openai_chat", budget_chars: int = 8000,
+                       keep_last: int = 3, exempt: Iterable[str] = ()) -> Cleared:
+    """Replace the oldest tool results with placeholders until all results fit `budget_chars`.
+
+    The last `keep_last` results and every result of an `exempt` tool are kept as they are; already cleared
+    results count at their placeholder's size. When the kept ones alone exceed the budget, everything else
+    is cleared and the budget is not met (`results_after` says by how much). Never modifies `messages`.
+    Raises ValueError for an unknown fmt, a negative keep_last or a budget below 0.
+    """
+    if not isinstance(keep_last, int) or isinstance(keep_last, bool) or keep_last < 0:
+        raise ValueError(f"keep_last 应是不小于 0 的整数，收到 {keep_last!r}")
+    if not isinstance(budget_chars, int) or isinstance(budget_chars, bool) or budget_chars < 0:
+        raise ValueError(f"budget_chars 应是不小于 0 的整数，收到 {budget_chars!r}")
+    refs = tool_results(messages, fmt)
+    exempt = set(exempt)
+    before = sum(r.size for r in refs)
+    protected = {id(r) for r in refs[max(len(refs) - keep_last, 0):]} if keep_last else set()
+    protected |= {id(r) for r in refs if r.name in exempt}
+    out = list(messages)
+    total, cleared = before, []
+    for ref in refs:
+        if total <= budget_chars:
+            break
+        if id(ref) in protected or ref.cleared:
+            continue
+        original = out[ref.message]
+        text = _text(original["content"][ref.block]["content"] if ref.block is not None
+                     else original.get("content" if fmt == "openai_chat" else "output", ""))
+        new_text = placeholder(ref, text)
+        if len(new_text) >= ref.size:  # a short result costs less than its placeholder: clearing it saves nothing
+            continue
+        out[ref.message] = _replace(copy.copy(original), ref.block, fmt, new_text)
+        total += len(new_text) - ref.size
+        cleared.append(ref.call_id)
+    kept = tuple(r.call_id for r in refs if id(r) in protected)
+    return Cleared(out, tuple(cleared), before, total, kept)
+
+
+@dataclass(frozen=True)
+class ClearPolicy:
+    """Settings for `clear_tool_results`, applied by run_agent(clear=...) before every model call."""
+
+    budget_chars: int = 8000
+    keep_last: int = 3
+    exempt: tuple[str, ...] = ()
+    fmt: str = "openai_chat"
+
+    def __post_init__(self) -> None:
+        clear_tool_results([], fmt=self.fmt, budget_chars=self.budget_chars, keep_last=self.keep_last)  # checks
+
+    def apply(self, messages: list) -> Cleared:
+        return clear_tool_results(messages, fmt=self.fmt, budget_chars=self.budget_chars, keep_last=self.keep_last,
+                                  exempt=self.exempt)
+
+
+def with_read_more(content: str, result: Any) -> str:
+    """A cut result's tool message content with its handle: {"more": {"result_id", "hint"}} after "status",
+    so the model can ask for the rest with read_more instead of losing it. Text that is not a JSON object is
+    returned unchanged."""
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return content
+    if not isinstance(value, dict) or result.result_id is None:
+        return content
+    more = {"result_id": result.result_id,
+            "hint": f"结果被截断了；需要更多时调用 read_more(result_id={result.result_id}, offset=0) 从头逐段读取完整输出"}
+    items = list(value.items())
+    at = next((i + 1 for i, (k, _) in enumerate(items) if k == "status"), 0)
+    return json.dumps(dict(items[:at] + [("more", more)] + items[at:]), ensure_ascii=False)
