@@ -28,6 +28,7 @@ from typing import Any, Sequence
 import mcp.types as types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
 from ..registry import Tool, ToolRegistry
 from ..results import ErrorCode, safe_str
@@ -160,10 +161,11 @@ class MCPServer:
             return error_envelope(ErrorCode.TIMEOUT, f"MCP 工具 {name} 在 {self.call_timeout:g} 秒内没有返回，"
                                   "已停止服务器，下次调用会重新启动它", True, source)
         except Exception as exc:  # the connection closed (the server died) or a JSON-RPC error
+            closed = isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED
+            why = "连接断开，服务器进程可能已退出" if closed else f"{type(exc).__name__}: {safe_str(exc, 200)}"
             await self._disconnect()
-            return error_envelope(ErrorCode.CONNECTION, f"MCP 服务器在调用 {name} 时断开或出错（"
-                                  f"{type(exc).__name__}: {safe_str(exc, 200)}）{self._stderr_tail()}；"
-                                  "下次调用会重新启动它", True, source)
+            return error_envelope(ErrorCode.CONNECTION, f"MCP 服务器在调用 {name} 时出错（{why}）"
+                                  f"{self._stderr_tail()}；已停止它，下次调用会重新启动", True, source)
         tool = self.tools.get(name)
         return envelope_from_result(result, tool.output_schema if tool else None, source)
 
