@@ -210,3 +210,17 @@ def test_calls_that_arrive_together_start_the_server_once():
             return await asyncio.gather(*(server.call("server_pid") for _ in range(4)))
         envelopes = asyncio.run(together())
         assert server.starts == 1 and len({e["data"]["pid"] for e in envelopes}) == 1
+
+
+def test_the_server_checks_arguments_against_the_schema_it_listed(server):
+    envelope = server.call_sync("get_weather", {"city": 3})  # past the client's registry: the server refuses too
+    assert envelope["error"]["code"] == "INVALID_ARGUMENTS" and envelope["retryable"] is False
+    assert server.call_sync("no_such_tool")["error"]["code"] == "UNKNOWN_TOOL"
+
+
+def test_a_json_rpc_error_is_the_servers_failure_and_the_server_stays_up(server):
+    starts = server.starts
+    result = run(executor_for(server), "handler_raises")
+    assert (result.status, result.error_type, result.error_code) == ("error", "retryable", "SERVER_ERROR")
+    assert "演示：处理函数出错" in result.error
+    assert run(executor_for(server), "server_pid").status == "success" and server.starts == starts

@@ -40,6 +40,14 @@ COURSE_SERVER = ("-m", "toolkit.mcp.server")
 STOP_SECONDS = 5.0  # how long closing a connection may take before it is abandoned
 
 
+def _jsonrpc_error(name: str, exc: MCPError, source: dict) -> dict:
+    """A JSON-RPC error answering tools/call: bad parameters are fatal, anything else the server's own failure."""
+    refused = exc.code in (types.INVALID_PARAMS, types.METHOD_NOT_FOUND)
+    return error_envelope(ErrorCode.INVALID_ARGUMENTS if refused else ErrorCode.SERVER_ERROR,
+                          f"MCP 服务器没有执行 {name}（JSON-RPC 错误 {exc.code}：{safe_str(exc.message, 200)}）",
+                          not refused, source)
+
+
 class MCPServer:
     """One MCP server over stdio, started as a subprocess when first needed (see the module's doc).
 
@@ -160,8 +168,10 @@ class MCPServer:
             await self._disconnect()
             return error_envelope(ErrorCode.TIMEOUT, f"MCP 工具 {name} 在 {self.call_timeout:g} 秒内没有返回，"
                                   "已停止服务器，下次调用会重新启动它", True, source)
-        except Exception as exc:  # the connection closed (the server died) or a JSON-RPC error
-            closed = isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED
+        except Exception as exc:  # the connection closed (the server died), a JSON-RPC error, a malformed result
+            if isinstance(exc, MCPError) and exc.code != types.CONNECTION_CLOSED:
+                return _jsonrpc_error(name, exc, source)  # the server answered: it stays up
+            closed = isinstance(exc, MCPError)
             why = "连接断开，服务器进程可能已退出" if closed else f"{type(exc).__name__}: {safe_str(exc, 200)}"
             await self._disconnect()
             return error_envelope(ErrorCode.CONNECTION, f"MCP 服务器在调用 {name} 时出错（{why}）"

@@ -26,6 +26,7 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
+from ..registry import ToolRegistry
 from ..results import classify_error, unwrap_envelope
 from ..tools import default_registry
 from .results import ERROR_META, KIND_META
@@ -76,6 +77,9 @@ DEMO_TOOLS = [
                output_schema={"type": "object", "properties": {"total_sales": {"type": "number"}},
                               "required": ["total_sales"]},
                annotations=types.ToolAnnotations(read_only_hint=True)),
+    types.Tool(name="handler_raises", description="服务器的处理函数抛出异常（演示：JSON-RPC 错误，不是工具结果）",
+               input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+               annotations=types.ToolAnnotations(read_only_hint=True)),
     types.Tool(name="report_failure", description="返回一个错误结果（isError）；with_code=false 时不带工具箱的错误码",
                input_schema={"type": "object",
                              "properties": {"code": {"type": "string"}, "retryable": {"type": "boolean"},
@@ -101,7 +105,7 @@ def success_result(data: Any) -> types.CallToolResult:
     return types.CallToolResult(content=_text(data), structured_content=data if isinstance(data, dict) else None)
 
 
-def course_tools(registry: Any) -> list[types.Tool]:
+def course_tools(registry: ToolRegistry) -> list[types.Tool]:
     return [types.Tool(name=tool.name, description=tool.description, input_schema=tool.parameters,
                        output_schema=OUTPUT_SCHEMAS.get(tool.name),
                        annotations=types.ToolAnnotations(read_only_hint=not tool.writes),
@@ -109,21 +113,21 @@ def course_tools(registry: Any) -> list[types.Tool]:
             for tool in registry]
 
 
-async def run_course_tool(registry: Any, name: str, arguments: dict) -> types.CallToolResult:
+async def run_course_tool(registry: ToolRegistry, name: str, arguments: dict) -> types.CallToolResult:
     tool = registry.get(name)
     if tool is None:
         return error_result(f"没有名为 {name} 的工具", "UNKNOWN_TOOL")
-    arguments, refused = registry.check_arguments(tool, arguments)
-    if refused is not None:
-        return error_result(refused.message, str(refused.code))
+    checked, refused = registry.check_arguments(tool, arguments)
+    if refused is not None or checked is None:  # check_arguments gives one of the two
+        return error_result(refused.message if refused else "参数无效", str(refused.code) if refused else "INVALID_ARGUMENTS")
     try:
-        value = await anyio.to_thread.run_sync(lambda: tool.fn(**arguments))
+        value = await anyio.to_thread.run_sync(lambda: tool.fn(**checked))
     except Exception as exc:  # the tool raised: its kind and code, as any error result
-        info = classify_error(exc)
-        return error_result(info.message, str(info.code), info.retryable)
-    data, _source, info = unwrap_envelope(value)
-    if info is not None:
-        return error_result(info.message, str(info.code), info.retryable)
+        raised = classify_error(exc)
+        return error_result(raised.message, str(raised.code), raised.retryable)
+    data, _source, failed = unwrap_envelope(value)
+    if failed is not None:
+        return error_result(failed.message, str(failed.code), failed.retryable)
     return success_result(data)
 
 
@@ -145,6 +149,8 @@ async def run_demo_tool(name: str, arguments: dict) -> types.CallToolResult:
                 text="category,quantity,unit_price\n显示器,5,899\n"))])
     if name == "sales_total":
         return success_result({"total_sales": "九千六百九十二" if arguments.get("broken") else 9692})
+    if name == "handler_raises":
+        raise RuntimeError("演示：处理函数出错")
     # report_failure
     return error_result("演示用的错误：服务暂时不可用", arguments.get("code", "UNAVAILABLE")
                         if arguments.get("with_code", True) else None, bool(arguments.get("retryable", True)))
