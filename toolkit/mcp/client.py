@@ -13,6 +13,8 @@ notebook, a script and the executor's loop all reach it the same way. A call
 has a time limit in real seconds (`call_timeout`): a server that hangs gives a
 retryable TIMEOUT, one that dies gives a retryable CONNECTION error; either way
 the server is stopped and the next call starts it again (`starts` counts them).
+A JSON-RPC error in answer to the call is the server's own: INVALID_ARGUMENTS
+(fatal) for bad parameters, else SERVER_ERROR (retryable), and the server stays up.
 Nothing a server does raises into the caller, and nothing waits without a limit.
 """
 from __future__ import annotations
