@@ -149,6 +149,13 @@ def test_cli_without_any_key_answers_offline():
         assert fact in proc.stdout
 
 
+def test_cli_answers_through_the_course_tools_served_over_mcp():
+    proc = cli("--mcp", "-v", SALES_QUESTION, env=hermetic_env())
+    assert proc.returncode == 0, proc.stderr
+    assert "销售额最高的类别是显示器" in proc.stdout and "9692" in proc.stdout  # the sales tool's own wording
+    assert "[MCP] 工具来自 MCP 服务器（stdio 子进程）：analyze_sales_csv, get_weather, search_flights" in proc.stderr
+
+
 def test_cli_reads_the_question_from_stdin_also_as_python_m_toolkit():
     proc = cli(env=hermetic_env(), stdin=SALES_QUESTION + "\n", module="toolkit")
     assert proc.returncode == 0, proc.stderr

@@ -69,3 +69,59 @@ def test_q3_clearing_everything_but_the_last_result_loses_nothing_the_model_note
 def test_q4_with_no_setting_the_run_returns_before_the_first_write_instead_of_waiting():
     run, outbox = long_run(approve=None)
     assert run.stopped == "needs_approval" and outbox.sent == [] and run.pending.tool == "send_notice"
+
+
+# --- 7. tools over MCP (a real stdio server, python -m toolkit.mcp.server --demo) -----------------------
+
+def mcp_call(executor, name, **arguments):
+    import asyncio
+
+    from toolkit.wire import ToolCall
+    with use_clock(SimulatedClock(seed=0)):
+        return asyncio.run(executor.run_tool_call(ToolCall("call_demo", name, arguments)))
+
+
+def test_q5_a_server_that_dies_or_hangs_is_a_retryable_error_result_and_the_next_call_restarts_it():
+    import time
+
+    from toolkit.mcp import MCPServer
+    with MCPServer(extra_args=["--demo"], call_timeout=2) as demo:
+        executor = ToolExecutor(registry=demo.registry(), max_retries=0)
+        crashed = mcp_call(executor, "exit_now")
+        began = time.monotonic()
+        hung = mcp_call(executor, "wait_seconds", seconds=60)
+        waited = time.monotonic() - began
+        after = mcp_call(executor, "get_weather", city="上海")
+        starts = demo.starts
+    assert (crashed.status, crashed.error_type, crashed.error_code) == ("error", "retryable", "CONNECTION")
+    assert (hung.status, hung.error_type, hung.error_code) == ("error", "retryable", "TIMEOUT")
+    assert 2 <= waited < 10  # the limit is real seconds: not 60, and not instant under the simulated clock
+    assert after.status == "success" and starts == 3
+
+
+def test_q6_structured_content_against_its_output_schema_is_a_fatal_error_not_retried_where_the_sdk_raises():
+    import asyncio
+    import sys
+
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from toolkit.mcp import INVALID_STRUCTURED_CONTENT, MCPServer
+    with MCPServer(extra_args=["--demo"]) as demo:
+        executor = ToolExecutor(registry=demo.registry(), max_retries=3)
+        good, broken = mcp_call(executor, "sales_total"), mcp_call(executor, "sales_total", broken=True)
+    assert good.status == "success" and good.data == {"total_sales": 9692}
+    assert (broken.status, broken.error_type, broken.error_code, broken.data, broken.attempts) == \
+        ("error", "fatal", INVALID_STRUCTURED_CONTENT, None, 1)
+    assert "不要据此回答" in broken.error
+
+    async def sdk_call_tool() -> BaseException | None:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "toolkit.mcp.server", "--demo"])
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            try:
+                await session.call_tool("sales_total", {"broken": True})
+            except Exception as exc:
+                return exc
+        return None
+    assert isinstance(asyncio.run(sdk_call_tool()), RuntimeError)  # the SDK's own call_tool raises here

@@ -30,6 +30,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="在标准错误输出打印每一步（模型请求、工具结果、[任务进度 n/m]）")
     parser.add_argument("--max-turns", type=int, default=6, help="最多调用模型几轮（默认 6）")
+    parser.add_argument("--mcp", action="store_true",
+                        help="通过 MCP 调用工具：把 python -m toolkit.mcp.server 作为子进程启动，工具列表和每次调用都走 MCP")
     parser.add_argument("--strict", action="store_true", help="回答没有通过验收（数字不在工具结果里）时以退出码 1 结束")
     return parser
 
@@ -139,8 +141,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"--max-turns 必须至少为 1，收到 {args.max_turns}", 2)
     import openai
 
+    server = registry = None
+    if args.mcp:
+        from ..mcp import MCPServer
+        from ..tools import KNOWLEDGE  # noqa: F401  the served tools are the course's: their knowledge, by name
+        server = MCPServer()
+        try:
+            registry = server.registry()
+        except (ConnectionError, TimeoutError) as exc:
+            server.close()
+            return _fail(f"无法启动 MCP 服务器：{safe_str(exc, 300)}", 1)
+        if args.verbose:
+            print(f"[MCP] 工具来自 MCP 服务器（stdio 子进程）：{', '.join(registry.names)}", file=sys.stderr)
     try:
-        run = run_agent(question, max_turns=args.max_turns)
+        run = run_agent(question, max_turns=args.max_turns, registry=registry)
     except ConfigError as exc:
         return _fail(f"配置有误：{safe_str(exc, 300)}", 1)
     except openai.OpenAIError as exc:  # raised before the loop, e.g. while building the client
@@ -149,6 +163,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"无法启动本地的离线模型服务：{safe_str(exc, 200)}", 1)
     except KeyboardInterrupt:
         return _fail("已中断。", 130)
+    finally:
+        if server is not None:
+            server.close()
     if _needs_check(run):
         try:
             run.check = answer_check(run.answer, run.tool_results, run.question)

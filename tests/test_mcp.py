@@ -1,0 +1,226 @@
+"""Tools over MCP: a real stdio server (python -m toolkit.mcp.server --demo) and the SDK's own types, no mocks.
+
+The server is a subprocess started by the client; the tests list its tools, call each one through the
+ToolExecutor, read its error results, kill it mid-call, let it hang past the time limit, check
+structuredContent against outputSchema, validate the "mcp" wire format with the SDK's pydantic types and
+let the offline model answer a sales question through it.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import threading
+import time
+
+import mcp.types as types
+import pytest
+
+from toolkit import SimulatedClock, ToolExecutor, use_clock
+from toolkit.agent import run_agent
+from toolkit.messages import format_tool_message
+from toolkit.mcp import INVALID_STRUCTURED_CONTENT, MCPServer, envelope_from_result
+from toolkit.results import unwrap_envelope
+from toolkit.tools import analyze_sales_csv, default_registry, get_weather, search_flights
+from toolkit.wire import ToolCall, parse_tool_call
+
+
+@pytest.fixture(scope="module")
+def server():
+    with MCPServer(extra_args=["--demo"], call_timeout=5.0) as running:
+        yield running
+
+
+def run(executor: ToolExecutor, name: str, arguments: dict | None = None):
+    with use_clock(SimulatedClock(seed=0)):  # retry waits are simulated; the MCP time limit is real seconds
+        return asyncio.run(executor.run_tool_call(ToolCall("call_1", name, arguments or {})))
+
+
+def executor_for(server: MCPServer, max_retries: int = 0) -> ToolExecutor:
+    return ToolExecutor(registry=server.registry(), max_retries=max_retries)
+
+
+# --- the tools as the server lists them ---------------------------------------------------------
+
+def test_the_server_lists_the_course_tools_with_their_schemas(server):
+    listed = {tool.name: tool for tool in server.list_tools()}
+    local = default_registry()
+    for tool in local:
+        assert listed[tool.name].input_schema == tool.parameters
+        assert listed[tool.name].description == tool.description
+        assert listed[tool.name].annotations.read_only_hint is True
+    assert listed["analyze_sales_csv"].output_schema["required"] == ["total_sales", "category_sales",
+                                                                   "highest_category"]
+    registry = server.registry()
+    assert registry.get("analyze_sales_csv").kind == "read" and registry.get("get_weather").kind == "query"
+    assert not registry.get("search_flights").writes
+    assert registry.tools() == [t.schema() for t in registry]  # offered to the model like local tools
+    assert registry.get("get_weather").parameters == local.get("get_weather").parameters
+
+
+@pytest.mark.parametrize("name, arguments, direct", [
+    ("analyze_sales_csv", {}, lambda: analyze_sales_csv()),
+    ("get_weather", {"city": "上海"}, lambda: get_weather("上海")),
+    ("search_flights", {"origin": "北京", "destination": "上海", "date": "明天"},
+     lambda: search_flights("北京", "上海", "明天")),
+])
+def test_each_course_tool_over_mcp_gives_the_local_tools_data(server, name, arguments, direct):
+    result = run(executor_for(server), name, arguments)
+    assert result.status == "success", result.error
+    assert result.artifact == unwrap_envelope(direct())[0]
+    assert result.source == {"mcp_server": "mcp", "tool": name}
+
+
+# --- error results: isError into the toolkit's kinds -----------------------------------------------
+
+def test_a_tools_own_error_is_fatal_with_its_code(server):
+    result = run(executor_for(server, max_retries=3), "analyze_sales_csv", {"path": "missing.csv"})
+    assert (result.status, result.error_type, result.error_code, result.attempts) == \
+        ("error", "fatal", "FILE_NOT_FOUND", 1)
+    assert "missing.csv" in result.error
+
+
+def test_a_retryable_error_result_is_retried_and_an_unmarked_one_is_not(server):
+    retried = run(executor_for(server, max_retries=2), "report_failure", {"code": "UNAVAILABLE", "retryable": True})
+    assert (retried.error_type, retried.error_code, retried.attempts) == ("retryable", "UNAVAILABLE", 3)
+    plain = run(executor_for(server, max_retries=2), "report_failure", {"with_code": False})
+    assert (plain.error_type, plain.error_code, plain.attempts) == ("fatal", "TOOL_ERROR", 1)
+    assert "服务暂时不可用" in plain.error
+
+
+# --- structuredContent against outputSchema ----------------------------------------------------------
+
+def test_structured_content_that_matches_its_output_schema_is_the_data(server):
+    result = run(executor_for(server), "sales_total")
+    assert result.status == "success" and result.data == {"total_sales": 9692}
+
+
+def test_structured_content_that_breaks_its_output_schema_is_a_fatal_error(server):
+    result = run(executor_for(server, max_retries=3), "sales_total", {"broken": True})
+    assert (result.status, result.error_type, result.error_code, result.attempts) == \
+        ("error", "fatal", INVALID_STRUCTURED_CONTENT, 1)
+    assert "total_sales" in result.error and result.data is None
+
+
+def test_envelope_from_sdk_results():
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    ok = types.CallToolResult(content=[types.TextContent(type="text", text='{"n": 1}')], structured_content={"n": 1})
+    assert envelope_from_result(ok, schema)["data"] == {"n": 1}
+    missing = types.CallToolResult(content=[types.TextContent(type="text", text='{"n": 1}')])
+    assert envelope_from_result(missing, schema)["error"]["code"] == INVALID_STRUCTURED_CONTENT
+    assert envelope_from_result(missing)["data"] == {"n": 1}  # no schema: the JSON text is the data
+    marked = types.CallToolResult(content=[types.TextContent(type="text", text="限流")], is_error=True,
+                                  _meta={"toolresultlab/error": {"code": "RATE_LIMITED", "retryable": True}})
+    assert unwrap_envelope(envelope_from_result(marked))[2].retryable
+    assert not unwrap_envelope(envelope_from_result(marked.model_copy(update={"meta": None})))[2].retryable
+
+
+# --- content blocks ---------------------------------------------------------------------------------
+
+def test_image_and_resource_blocks_reach_the_model_described_not_as_base64(server):
+    result = run(executor_for(server), "sales_chart")
+    text, image, resource = result.data
+    assert text == "各类别销售额柱状图"
+    assert image["type"] == "image" and image["mime_type"] == "image/png" and image["bytes"] == 71
+    assert "iVBOR" not in json.dumps(result.data)  # the PNG's base64 never goes to the model
+    assert resource["uri"] == "file:///data/input/sales.csv" and resource["text"].startswith("category,")
+
+
+# --- a server that dies or hangs ---------------------------------------------------------------------
+
+def test_a_server_killed_mid_call_is_a_clean_error_and_the_next_call_restarts_it():
+    with MCPServer(extra_args=["--demo"], call_timeout=10.0) as server:
+        executor = executor_for(server)
+        pid = run(executor, "server_pid").data["pid"]
+        starts = server.starts
+        threading.Timer(0.5, os.kill, (pid, signal.SIGKILL)).start()
+        began = time.monotonic()
+        killed = run(executor, "wait_seconds", {"seconds": 30})
+        assert time.monotonic() - began < 5
+        assert (killed.status, killed.error_type, killed.error_code) == ("error", "retryable", "CONNECTION")
+        again = run(executor, "server_pid")
+        assert again.status == "success" and again.data["pid"] != pid and server.starts == starts + 1
+
+
+def test_a_server_that_exits_by_itself_mid_call_is_a_clean_error(server):
+    result = run(executor_for(server), "exit_now")
+    assert (result.status, result.error_type, result.error_code) == ("error", "retryable", "CONNECTION")
+    assert run(executor_for(server), "get_weather", {"city": "北京"}).status == "success"
+
+
+def test_a_hanging_server_meets_the_time_limit_and_is_restarted():
+    with MCPServer(extra_args=["--demo"], call_timeout=0.5) as server:
+        executor = executor_for(server)
+        began = time.monotonic()
+        hung = run(executor, "wait_seconds", {"seconds": 60})
+        assert time.monotonic() - began < 5
+        assert (hung.status, hung.error_type, hung.error_code) == ("error", "retryable", "TIMEOUT")
+        assert not server.running
+        assert run(executor, "wait_seconds", {"seconds": 0}).status == "success" and server.starts == 2
+
+
+def test_a_server_that_cannot_start_is_an_error_result_not_an_exception():
+    with MCPServer(command="/nonexistent/python", start_timeout=5.0) as server:
+        envelope = server.call_sync("analyze_sales_csv")
+    assert envelope["status"] == "error" and envelope["error"]["code"] == "CONNECTION" and envelope["retryable"]
+
+
+# --- MCP as a wire format, checked with the SDK's own types --------------------------------------------
+
+def test_the_mcp_wire_format_validates_against_the_sdks_types():
+    for entry in default_registry().tools("mcp"):
+        types.Tool.model_validate(entry)
+    ok = format_tool_message("analyze_sales_csv", "call_7", analyze_sales_csv(), fmt="mcp")
+    response = types.JSONRPCResponse.model_validate(ok)
+    result = types.CallToolResult.model_validate(response.result)
+    assert response.id == "call_7" and result.is_error is False
+    assert result.structured_content["status"] == "success"
+    assert json.loads(result.content[0].text) == result.structured_content
+    failed = format_tool_message("analyze_sales_csv", "call_8", analyze_sales_csv("missing.csv"), fmt="mcp")
+    assert types.CallToolResult.model_validate(failed["result"]).is_error is True
+
+
+def test_the_mcp_wire_format_reads_a_tools_call_request():
+    request = types.JSONRPCRequest(jsonrpc="2.0", id="req-3", method="tools/call",
+                                   params={"name": "get_weather", "arguments": {"city": "上海"}})
+    raw = request.model_dump(by_alias=True, exclude_none=True)
+    types.CallToolRequest.model_validate(raw)
+    for call in (parse_tool_call(raw), parse_tool_call(raw, fmt="mcp")):  # found by looks_like, or named
+        assert (call.id, call.name, call.parsed) == ("req-3", "get_weather", {"city": "上海"})
+
+
+# --- the agent over MCP ------------------------------------------------------------------------------
+
+def test_the_offline_model_answers_a_sales_question_through_mcp_tools(server):
+    question = "哪个类别的销售额最高？总销售额是多少？"
+    with use_clock(SimulatedClock(seed=0)):
+        over_mcp = run_agent(question, registry=server.registry())
+        local = run_agent(question, registry=default_registry())
+    assert over_mcp.stopped == "answered"
+    assert [(r.name, r.status, r.source) for r in over_mcp.tool_results] == \
+        [("analyze_sales_csv", "success", {"mcp_server": "mcp", "tool": "analyze_sales_csv"})]
+    assert "显示器" in over_mcp.answer and "9692" in over_mcp.answer
+    assert over_mcp.answer == local.answer
+
+
+def test_calls_that_arrive_together_start_the_server_once():
+    with MCPServer(extra_args=["--demo"]) as server:
+        async def together():
+            return await asyncio.gather(*(server.call("server_pid") for _ in range(4)))
+        envelopes = asyncio.run(together())
+        assert server.starts == 1 and len({e["data"]["pid"] for e in envelopes}) == 1
+
+
+def test_the_server_checks_arguments_against_the_schema_it_listed(server):
+    envelope = server.call_sync("get_weather", {"city": 3})  # past the client's registry: the server refuses too
+    assert envelope["error"]["code"] == "INVALID_ARGUMENTS" and envelope["retryable"] is False
+    assert server.call_sync("no_such_tool")["error"]["code"] == "UNKNOWN_TOOL"
+
+
+def test_a_json_rpc_error_is_the_servers_failure_and_the_server_stays_up(server):
+    starts = server.starts
+    result = run(executor_for(server), "handler_raises")
+    assert (result.status, result.error_type, result.error_code) == ("error", "retryable", "SERVER_ERROR")
+    assert "演示：处理函数出错" in result.error
+    assert run(executor_for(server), "server_pid").status == "success" and server.starts == starts
