@@ -92,12 +92,16 @@ def fit_for_model(value: Any, max_chars: int, kind: ToolKind | None = None) -> t
     kinds: "write" keeps only status and id fields; "query" turns too many
     records into first rows + count + statistics. Work is bounded by max_chars.
     """
+    return _fitted(value, max_chars, kind, strict=False)
+
+
+def _fitted(value: Any, max_chars: int, kind: ToolKind | None, strict: bool) -> tuple[Any, bool]:
     if value is None or value is True or value is False:  # the common no-data result: nothing to do
         return value, False
     try:
         return _fit(value, max_chars, kind)
     except Exception:  # a value whose own methods raise (items(), __len__, ...): the renderer reads it part by part
-        return _shrink(value, max_chars)
+        return _shrink(value, max_chars, strict)
 
 
 def _fit(value: Any, max_chars: int, kind: ToolKind | None) -> tuple[Any, bool]:
@@ -135,10 +139,11 @@ def _parse_text(text: str, budget: int) -> str:
 def fit_and_redact(value: Any, max_chars: int, kind: ToolKind | None = None) -> tuple[Any, bool]:
     """(what the model reads of `value`, whether anything was left out): fit_for_model, with a string's
     JSON escapes counted too (a newline is 2 characters in JSON), and anything that looks like a key
-    redacted (redaction only ever shortens). None stays None."""
+    redacted (redaction only ever shortens). None stays None. A value that cannot be read at all (its own
+    __class__ raises) raises: the road reports it as an error result, not as a success holding a note."""
     if value is None:
         return None, False
-    data, cut = fit_for_model(value, max_chars, kind)
+    data, cut = _fitted(value, max_chars, kind, strict=True)
     for _ in range(3):
         if not isinstance(data, str) or len(dumps(data)) <= max_chars:
             return redact_value(data), cut

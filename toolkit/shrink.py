@@ -50,7 +50,8 @@ def _clean(text: str) -> str:
 class _Renderer:
     """One pass of budgeted conversion; raises _OverBudget as soon as it cannot fit."""
 
-    def __init__(self, items: int | None, strlen: int | None, budget: int) -> None:
+    def __init__(self, items: int | None, strlen: int | None, budget: int, strict: bool = False) -> None:
+        self.strict = strict  # the value as a whole must be readable: its failure is raised, not noted
         self.items, self.strlen, self.budget = items, strlen, budget
         self.used = 0
         self.shrunk = False
@@ -78,6 +79,8 @@ class _Renderer:
         except (_OverBudget, RecursionError):
             raise
         except Exception as exc:  # a value whose __len__, items(), __str__, ... raise is shown, never raised
+            if self.strict and depth == 0:
+                raise
             self.shrunk = True
             return self.text(_unreadable(obj, exc))
 
@@ -218,9 +221,11 @@ def _simple_text(obj: Any) -> str | None:
     return None
 
 
-def _shrink(obj: Any, max_chars: int) -> tuple[Any, bool]:
+def _shrink(obj: Any, max_chars: int, strict: bool = False) -> tuple[Any, bool]:
+    """(rendered `obj`, whether anything was left out); with `strict`, a value that cannot be read at all
+    (not a part of it) raises instead of becoming a note."""
     for items, strlen in _LEVELS:
-        renderer = _Renderer(items, strlen, max_chars)
+        renderer = _Renderer(items, strlen, max_chars, strict)
         try:
             value = renderer.render(obj)
         except _OverBudget:
