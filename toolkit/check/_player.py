@@ -68,10 +68,17 @@ class Proc:
     def alive(self) -> bool:
         return self.process.is_alive()
 
-    def kill(self) -> None:
+    def end(self) -> None:
+        """End the worker process; safe while another thread waits in ask() (it then gets Crashed).
+        The pipe stays open: closing it under that thread could hand its file descriptor to the next
+        worker's pipe, or close it twice."""
         if self.process.is_alive():
             self.process.kill()
         self.process.join(5)
+
+    def kill(self) -> None:
+        """End the worker and close the pipe: only the thread that asks (or once no one asks)."""
+        self.end()
         self.conn.close()
 
 

@@ -112,10 +112,15 @@ def run_notebook(path: str | Path, *, time_limit: float = TIME_LIMIT, cell_timeo
         later: list[str] = []
         rest = threading.Thread(target=_run_cells, args=(loader, [], cells[at + 1:], later, cell_timeout), daemon=True)
         rest.start()
-        report = judge(exercise, blob, time_limit=time_limit, pool=pool)
+        try:
+            report = judge(exercise, blob, time_limit=time_limit, pool=pool)
+        except BaseException:
+            loader.end()  # the thread's ask() then ends with Crashed; the pipe is closed below, by this thread
+            rest.join()
+            raise
         if any(r.kind in ("hang", "crash") for r in report.results) and rest.is_alive():
             loader.stopped = "你的函数在检查里没有正常返回，后面调用它的单元格已停止运行"
-            loader.kill()
+            loader.end()
         rest.join()
         return NotebookRun(path, report, notes + later)
     finally:
