@@ -327,7 +327,7 @@ def test_instructor_demo_on_a_projector_at_laptop_and_full_hd_sizes(lab, tmp_pat
 
             # answers: hidden while the question is asked, there once asked
             page.evaluate(SCROLL_TO_CELL, "<summary>场景二的答案")
-            answer = page.locator("details", has_text="场景二的答案").locator("p", has_text="致命错误")
+            answer = page.locator("details", has_text="场景二的答案").locator("p", has_text="不可重试")
             assert answer.count() == 1 and not answer.is_visible()
             page.evaluate(SCROLL_TO_CELL, "显示备查：场景二")
             reveal = page.locator("button.widget-button", has_text="显示备查：场景二")
