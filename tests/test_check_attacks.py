@@ -215,3 +215,30 @@ def test_progress_table_ignores_copies_and_says_why_a_notebook_could_not_run(tmp
     assert any(l.startswith("ex03_retry") and "⚠ 无法运行" in l and "退出" in l for l in lines), done.stdout
     assert "完成 1/3 个练习" in done.stdout
     no_traceback(done)
+
+
+def test_a_worker_ended_from_another_thread_leaves_its_pipe_to_the_asking_thread() -> None:
+    """The race behind a one-in-three '检查器自己出错了：OSError: Bad file descriptor': the referee ended the
+    loader while the thread running the later cells waited on its pipe, and both closed the pipe."""
+    import threading
+
+    from toolkit.check._core import Crashed
+    from toolkit.check._player import Proc
+
+    loader, outcome = Proc(), []
+    waiting = threading.Thread(target=lambda: outcome.append(_ask_forever(loader, Crashed)))
+    waiting.start()
+    time.sleep(1.0)  # the thread is inside ask(), waiting on the pipe
+    loader.end()
+    waiting.join(30)
+    assert outcome == ["crashed"]
+    assert loader.conn.closed  # closed by the asking thread, once; nothing was closed under it
+    loader.kill()      # the owner's final kill is a no-op, not a second close
+
+
+def _ask_forever(loader, crashed) -> str:
+    try:
+        loader.ask(("cell", "import time\nwhile True:\n    time.sleep(0.01)\n"), 60)
+    except crashed:
+        return "crashed"
+    return "answered"
