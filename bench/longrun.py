@@ -9,7 +9,8 @@ exempt=("send_notice",))`; and its "clear everything" `ClearPolicy(budget_chars=
 
 Round r runs each contender once, in rotating order, on `SimulatedClock(seed=r)`. Per run: the model turns,
 "context_chars" of each model step (what the model was sent: the JSON of the message list after clearing),
-their total and their median, whether the answer and the notices sent equal the uncleared run's; and the
+their total and their median; the final conversation (after clearing) split into its tool results and
+the rest, which clearing never touches; whether the answer and the notices sent equal the uncleared run's; and the
 wall-clock time of every `ClearPolicy.apply` call the loop made (a subclass that times the call and
 changes nothing else), against the whole run's wall time.
 """
@@ -55,6 +56,7 @@ def one_run(name: str, seed: int, max_turns: int = 120) -> dict:
     """One whole run of the task under contender `name`: its sizes, outcome, wall time and clearing calls."""
     from toolkit import SimulatedClock, ToolExecutor, use_clock
     from toolkit.agent import run_agent
+    from toolkit.clearing import ClearPolicy, context_chars
     from toolkit.tools.orders import Outbox, orders_registry
     from toolkit.viz.context import context_sizes
 
@@ -69,7 +71,11 @@ def one_run(name: str, seed: int, max_turns: int = 120) -> dict:
                         clear=clear)
     wall = time.perf_counter() - began
     sizes = context_sizes(run)
-    return {"ok": run.ok, "stopped": run.stopped, "turns": run.turns, "sizes": sizes, "total": sum(sizes),
+    final = ClearPolicy(**POLICIES[name]).apply(run.messages).messages if name in POLICIES else run.messages
+    tool_chars = sum(context_chars([m]) for m in final if m.get("role") == "tool")
+    return {"tool_results": sum(m.get("role") == "tool" for m in final), "final_tool_chars": tool_chars,
+            "final_other_chars": context_chars(final) - tool_chars,
+            "ok": run.ok, "stopped": run.stopped, "turns": run.turns, "sizes": sizes, "total": sum(sizes),
             "per_turn": statistics.median(sizes) if sizes else 0, "last": sizes[-1] if sizes else 0,
             "answer": run.answer, "sent": outbox.sent, "wall_s": wall, "clear_calls_s": calls}
 
@@ -96,7 +102,8 @@ def run(quick: bool = False) -> dict:
         same = all(x["answer"] == b["answer"] and x["sent"] == b["sent"] for x, b in zip(mine, base))
         entry = {"turns": turns, "total_chars": total, "per_turn_chars": per_turn, "last_turn_chars": last,
                  "wall_s": wall, "ok": all(x["ok"] for x in mine), "same_outcome_as_none": same,
-                 "sizes_seed0": mine[0]["sizes"],
+                 "sizes_seed0": mine[0]["sizes"], "final_tool_chars_seed0": mine[0]["final_tool_chars"],
+                 "final_other_chars_seed0": mine[0]["final_other_chars"],
                  "sizes_vary_with_seed": any(x["sizes"] != mine[0]["sizes"] for x in mine)}
         lines += [line(f"{zh}：模型轮数", f"{en}: model turns", turns["median"], "轮"),
                   line(f"  每轮发给模型的字符数（中位数）", "  context characters per turn (median)",
@@ -104,6 +111,10 @@ def run(quick: bool = False) -> dict:
                   line(f"  最后一轮发给模型的字符数", "  context characters at the last turn", last["median"], "字符"),
                   line(f"  全程发给模型的字符数", "  context characters over the run", total["median"], "字符",
                        total["spread"]),
+                  line(f"  结束时的对话：{mine[0]['tool_results']} 个工具结果 / 其余（系统提示、问题、模型的调用与笔记）",
+                       f"  the final conversation: its {mine[0]['tool_results']} tool results / the rest (system "
+                       "prompt, question, the model's calls and notes)",
+                       f"{mine[0]['final_tool_chars']} / {mine[0]['final_other_chars']}", "字符"),
                   line(f"  整个运行的时间", "  the whole run, wall time", wall["median"], "s", wall["spread"])]
         if name != "none":
             ratio = summarize(per_round([x["total"] for x in mine], [b["total"] for b in base], lambda a, b: a / b))

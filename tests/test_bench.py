@@ -154,5 +154,14 @@ def test_long_run_row_takes_fifty_turns_and_clearing_sends_less_for_the_same_out
         assert r["total_ratio_to_none"]["median"] == pytest.approx(totals[list(runs).index(name)] / totals[0])
         assert r["clear_calls_per_run"]["median"] == turns[name]  # clearing runs before every model call
         assert 0 < r["clear_share_of_run"]["median"] < 1
+    others = {r["final_other_chars_seed0"] for r in runs.values()}
+    assert len(others) == 1  # clearing touches tool results only, never the model's calls and notes
+    assert runs["everything"]["final_tool_chars_seed0"] < runs["none"]["final_tool_chars_seed0"]
     sizes = runs["none"]["sizes_seed0"]
     assert len(sizes) == turns["none"] and sizes == sorted(sizes)  # uncleared, the context only grows
+
+
+def test_notebook_row_refuses_a_before_tree_without_notebooks(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCH_BEFORE", str(tmp_path))
+    with pytest.raises(ValueError, match="BENCH_BEFORE"):
+        notebooks.run(quick=True)
