@@ -8,7 +8,7 @@ pressing again (the referee starts the next worker in that second). Back-to-back
 wait for that worker, are measured too. The check runs in the referee and a worker; a press
 includes pickling the function, the round trips and the table.
 
-Class: 30 students × 8 exercises (quick: 3 × 8) generated in a temporary folder, each notebook one of
+Class: 30 students × every exercise (quick: 3 students) generated in a temporary folder, each notebook one of
 three kinds in turn: the solution, the untouched exercise, or the exercise with a wrong attempt from
 tests/attempts in its answer cell. `check_many` runs them two at a time, as `--class` does: wall time
 for the class, and the median seconds per notebook (its own `python -m toolkit.check` process:
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import nbformat
 
-from ._stats import line, row, summarize, target
+from ._stats import line, rotation, row, summarize, target
 
 KEY = "grading"
 TITLE = "批改：check(fn) 的延迟与 30 人班级报告"
@@ -99,7 +99,7 @@ def run(quick: bool = False) -> dict:
     presses: dict[str, list[float]] = {n: [] for n in EXERCISE_NUMBERS}
     back_to_back: list[float] = []
     for r in range(rounds):
-        order = list(EXERCISE_NUMBERS[r % 8:]) + list(EXERCISE_NUMBERS[:r % 8])
+        order = rotation(EXERCISE_NUMBERS, r)
         for number in order:
             time.sleep(1.0)
             presses[number].append(_press(objects[number]))
@@ -121,7 +121,9 @@ def run(quick: bool = False) -> dict:
     pressed = summarize(back_to_back)
     lines.append(line("  连按两次的第二次（所有练习）", "  second of two back-to-back presses (all exercises)",
                       pressed["median"] * 1000, "ms", pressed["spread"]))
-    lines += [line(f"班级 {students} 人 × 8 个练习（{jobs} 个并行）", f"class of {students} × 8 ({jobs} jobs)", wall, "s"),
+    count = len(EXERCISE_NUMBERS)
+    lines += [line(f"班级 {students} 人 × {count} 个练习（{jobs} 个并行）", f"class of {students} × {count} ({jobs} jobs)",
+                   wall, "s"),
               line("  每个 notebook 的中位数", "  per notebook, median", per_notebook["median"], "s",
                    per_notebook["spread"])]
     slowest = max(statistics.median(v) for v in presses.values())

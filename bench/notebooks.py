@@ -5,6 +5,11 @@ per notebook from the JUnit report: each notebook's cells, its kernel start
 included). The floor: the same command on as many empty notebooks (one `pass`
 cell each), i.e. what starting kernels and pytest costs with no lesson in them.
 Suite and floor alternate. With no notebooks yet, only the floor is measured.
+
+With BENCH_BEFORE set to another checkout of the project (the code before a change, e.g. a
+`git worktree add --detach ../before main`), its notebooks run as a third contender in the
+same rotating rounds, with its own toolkit on PYTHONPATH: the ratio of this tree's suite to
+that one's, per round, is the change's effect measured side by side.
 """
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
-from ._stats import line, per_round, row, summarize, target
+from ._stats import line, per_round, rotation, row, summarize, target
 
 KEY = "notebooks"
 TITLE = "笔记本套件（nbval）对比空笔记本下限"
@@ -49,13 +54,15 @@ def _sanitize_args() -> list[str]:
     return ["--nbval-sanitize-with", str(found[0])] if found else []
 
 
-def run_nbval(target_path: Path, junit: Path) -> tuple[float, int, str]:
-    """Run nbval on a folder: (wall seconds, pytest exit code, last lines of its output)."""
+def run_nbval(target_path: Path, junit: Path, root: Path = ROOT) -> tuple[float, int, str]:
+    """Run nbval on a folder with `root`'s toolkit: (wall seconds, pytest exit code, last lines of its output)."""
     cmd = [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "-q", "-p", "no:cacheprovider",
            f"--junitxml={junit}", *_sanitize_args(), str(target_path)]
+    env = {**os.environ, "PYTHONWARNINGS": os.environ.get("PYTHONWARNINGS", "")}
+    if root != ROOT:  # the kernels must import that tree's toolkit, not the one installed from this tree
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1800,
-                          env={**os.environ, "PYTHONWARNINGS": os.environ.get("PYTHONWARNINGS", "")})
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=1800, env=env)
     wall = time.perf_counter() - t0
     tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
     return wall, proc.returncode, tail
@@ -80,23 +87,29 @@ def make_empty_notebooks(folder: Path, count: int) -> None:
 def run(quick: bool = False) -> dict:
     """Measure row 5; returns the row dict (see _stats.row)."""
     notebooks = find_notebooks()
-    rounds = 1 if quick else 2
+    before = Path(os.environ["BENCH_BEFORE"]).resolve() if os.environ.get("BENCH_BEFORE") else None
+    if before is not None and not find_notebooks(before / "notebooks"):
+        raise ValueError(f"BENCH_BEFORE={before} has no notebooks/ with notebooks in it")
+    rounds = 1 if quick else (3 if before else 2)
     count = max(len(notebooks), 1)
     with tempfile.TemporaryDirectory(prefix="bench-nb-") as tmp:
         floor_dir = Path(tmp) / "empty"
         floor_dir.mkdir()
         make_empty_notebooks(floor_dir, count)
-        floors, suites, per_nb, failures = [], [], defaultdict(list), []
+        floors, suites, befores, per_nb, failures = [], [], [], defaultdict(list), []
+        contenders = ["floor", "suite"] + (["before"] if before and notebooks else [])
         for r in range(rounds):
-            order = ("floor", "suite") if r % 2 == 0 else ("suite", "floor")
-            for what in order:
+            for what in rotation(contenders, r):
                 if what == "suite" and not notebooks:
                     continue
                 junit = Path(tmp) / f"{what}_{r}.xml"
-                wall, code, tail = run_nbval(floor_dir if what == "floor" else NOTEBOOKS, junit)
+                if what == "before":
+                    wall, code, tail = run_nbval(before / "notebooks", junit, root=before)
+                else:
+                    wall, code, tail = run_nbval(floor_dir if what == "floor" else NOTEBOOKS, junit)
                 if code != 0:
                     failures.append({"what": what, "exit_code": code, "tail": tail})
-                (floors if what == "floor" else suites).append(wall)
+                {"floor": floors, "suite": suites, "before": befores}[what].append(wall)
                 if what == "suite":
                     for name, secs in per_notebook(junit).items():
                         per_nb[name].append(secs)
@@ -113,11 +126,20 @@ def run(quick: bool = False) -> dict:
     lines += [line(f"nbval 全部 {len(notebooks)} 个笔记本", f"nbval, all {len(notebooks)} notebooks", suite["median"],
                    "s", suite["spread"]),
               line("比值 套件 / 下限", "ratio suite / floor", ratio["median"], "×", ratio["spread"])]
+    if befores:
+        old = summarize(befores)
+        old_ratio = summarize(per_round(befores, floors, lambda a, b: a / b))
+        change = summarize(per_round(suites, befores, lambda a, b: a / b))
+        lines += [line(f"改动前的代码（{before.name}）：nbval 全部笔记本", f"the code before ({before.name}): nbval, all notebooks",
+                       old["median"], "s", old["spread"]),
+                  line("改动前 比值 套件 / 下限", "before: ratio suite / floor", old_ratio["median"], "×", old_ratio["spread"]),
+                  line("比值 套件 / 改动前的套件", "ratio suite / the suite before", change["median"], "×", change["spread"])]
+        data.update({"before": str(before), "before_s": old, "before_ratio": old_ratio, "suite_over_before": change})
     for name, secs in sorted(per_nb.items()):
         s = summarize(secs)
         lines.append(line(f"  {name}", f"  {name}", s["median"], "s"))
     targets.append(target("套件 / 下限 ≤ 2", "suite / floor ≤ 2", ratio["median"], "<=", 2.0, "×"))
-    note = f"{rounds} 轮，套件与下限交替；每个笔记本的时间含其内核启动（JUnit 报告）"
+    note = f"{rounds} 轮，{'、'.join(contenders)} 轮流先跑；每个笔记本的时间含其内核启动（JUnit 报告）"
     if failures:
         note += f"；有 {len(failures)} 次运行未全部通过（见 JSON 中 failures）"
     data.update({"suite_s": suite, "ratio": ratio, "per_notebook_s": {k: summarize(v) for k, v in per_nb.items()}})

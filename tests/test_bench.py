@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import _stats, notebooks, overhead, run  # importable from the repo root: pytest's pythonpath
+from bench import _stats, longrun, notebooks, overhead, run  # importable from the repo root: pytest's pythonpath
 from toolkit import ToolExecutor
 
 
@@ -137,3 +137,31 @@ def test_notebook_row_finds_notebooks_and_sums_cell_times_per_notebook(tmp_path)
                      '<testcase classname="notebooks.02_retry.ipynb" name="Cell 0" time="2"/>'
                      '</testsuite></testsuites>', encoding="utf-8")
     assert notebooks.per_notebook(junit) == {"01_parse.ipynb": 1.75, "02_retry.ipynb": 2.0}
+
+
+def test_long_run_row_takes_fifty_turns_and_clearing_sends_less_for_the_same_outcome():
+    result = longrun.run(quick=True)  # one round: each contender runs the whole task once
+    assert result["status"] == "ok" and all(t["met"] is True for t in result["targets"])
+    runs = result["data"]["contenders"]
+    assert list(runs) == ["none", "chapter", "everything"]
+    turns = {name: r["turns"]["median"] for name, r in runs.items()}
+    assert min(turns.values()) >= longrun.MIN_TURNS and len(set(turns.values())) == 1, turns
+    totals = [runs[name]["total_chars"]["median"] for name in runs]
+    assert totals[0] > totals[1] > totals[2]  # the tighter the policy, the less the model is sent
+    for name in ("chapter", "everything"):
+        r = runs[name]
+        assert r["same_outcome_as_none"] is True
+        assert r["total_ratio_to_none"]["median"] == pytest.approx(totals[list(runs).index(name)] / totals[0])
+        assert r["clear_calls_per_run"]["median"] == turns[name]  # clearing runs before every model call
+        assert 0 < r["clear_share_of_run"]["median"] < 1
+    others = {r["final_other_chars_seed0"] for r in runs.values()}
+    assert len(others) == 1  # clearing touches tool results only, never the model's calls and notes
+    assert runs["everything"]["final_tool_chars_seed0"] < runs["none"]["final_tool_chars_seed0"]
+    sizes = runs["none"]["sizes_seed0"]
+    assert len(sizes) == turns["none"] and sizes == sorted(sizes)  # uncleared, the context only grows
+
+
+def test_notebook_row_refuses_a_before_tree_without_notebooks(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCH_BEFORE", str(tmp_path))
+    with pytest.raises(ValueError, match="BENCH_BEFORE"):
+        notebooks.run(quick=True)

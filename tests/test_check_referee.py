@@ -160,6 +160,28 @@ def test_os_exit_ends_only_the_worker() -> None:
     player.close()
 
 
+def test_workers_are_forks_of_a_warm_server_and_a_patch_left_in_one_never_reaches_the_next() -> None:
+    import multiprocessing
+
+    from toolkit.check import _player
+
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        assert _player._CONTEXT.get_start_method() == "forkserver"  # not a new interpreter per check
+
+    def truncate_json_rows(text, max_chars):
+        import toolkit.executor
+        if text == "patch":
+            toolkit.executor.PATCHED_BY_STUDENT = True
+        return str(getattr(toolkit.executor, "PATCHED_BY_STUDENT", False))
+
+    first = Player(get_exercise("02"), blob_of(truncate_json_rows))
+    assert first("patch", 3) == "True"
+    first.close()
+    second = Player(get_exercise("02"), blob_of(truncate_json_rows))
+    assert second("look", 3) == "False"
+    second.close()
+
+
 def test_real_sleeps_are_recorded_not_waited_and_prints_are_captured() -> None:
     def truncate_json_rows(text, max_chars):
         import time

@@ -392,3 +392,10 @@ def test_a_body_shorter_than_its_content_length_is_a_400_saying_so():
             while chunk := conn.recv(65536):
                 answer += chunk
     assert answer.startswith(b"HTTP/1.0 400") and b"invalid_length" in answer
+
+
+def test_make_client_offline_hands_out_one_client_per_server(clean_env):
+    """Building an SDK client loads the CA bundle (about 0.1 s): the offline client is built once per server."""
+    first, _ = make_client()
+    second, _ = make_client()
+    assert second is first

@@ -1,7 +1,7 @@
 """The worker: a process of its own where the student's code runs, and nothing of the referee's.
 
-Started by the referee (multiprocessing, spawn: the same on Windows, macOS and
-Linux) and driven over one pipe. The referee's requests are pickled (the
+Started by the referee (multiprocessing: forked from a clean fork server that has imported
+the toolkit, or spawned where there is none, on Windows) and driven over one pipe. The referee's requests are pickled (the
 referee is trusted); every answer is JSON (toolkit.check._plain), so nothing
 the student's code builds is ever unpickled where verdicts are taken. The
 referee ends the worker when an answer is late; the worker ends itself when the

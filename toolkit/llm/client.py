@@ -20,6 +20,7 @@ __all__ = ["make_client", "DEFAULT_BASE_URL", "REAL_TIMEOUT_S", "OFFLINE_TIMEOUT
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 REAL_TIMEOUT_S = 60.0
 OFFLINE_TIMEOUT_S = 30.0
+_OFFLINE_CLIENTS: "dict[str, openai.OpenAI]" = {}  # base URL of the shared offline server -> its client
 
 
 def make_client(settings: Settings | None = None) -> "tuple[openai.OpenAI, str]":
@@ -39,7 +40,10 @@ def make_client(settings: Settings | None = None) -> "tuple[openai.OpenAI, str]"
         raise TypeError(f"make_client expects toolkit.llm.Settings (from load_settings()), got {type(settings).__name__}")
     if settings.offline:
         server = shared_offline_server()
-        client = OpenAI(base_url=server.base_url, api_key="offline", max_retries=0, timeout=OFFLINE_TIMEOUT_S)
+        client = _OFFLINE_CLIENTS.get(server.base_url)
+        if client is None:  # one per server, as the SDK advises: each new client loads the CA bundle again (~0.1 s)
+            client = OpenAI(base_url=server.base_url, api_key="offline", max_retries=0, timeout=OFFLINE_TIMEOUT_S)
+            _OFFLINE_CLIENTS[server.base_url] = client
         return client, settings.model
     client = OpenAI(base_url=settings.base_url or DEFAULT_BASE_URL, api_key=settings.api_key,
                     timeout=REAL_TIMEOUT_S)
