@@ -8,9 +8,14 @@ import json
 import re
 from pathlib import Path
 
+import importlib.util
+
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("relink", ROOT / "tools" / "relink.py")
+RELINK = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(RELINK)
 CHAPTERS = sorted(p for p in (ROOT / "notebooks").glob("[01][0-9]_*.ipynb") if p.name[:2] in ("01", "02", "03", "04",
                                                                                    "05", "06", "07", "08", "10"))
 
@@ -136,20 +141,22 @@ def test_every_answer_a_chapter_gives_is_checked_by_a_test(path):
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.stem)
-def test_links_into_the_toolkit_point_at_what_they_name(path):
+def test_links_into_the_toolkit_span_exactly_what_they_name(path):
+    """A link naming a definition spans exactly that definition (first decorator to last line), or the sub-range
+    its label states (tools/relink.py's rule; `python tools/relink.py` fixes what this names)."""
+    wrong = []
     for text, target, start, end in SOURCE_LINK.findall(_markdown(path)):
         file = ROOT / target
         assert file.is_file(), f"{path.name}: link to a missing file {target}"
-        if not start:
-            continue
         lines = file.read_text(encoding="utf-8").splitlines()
-        first, last = int(start), int(end or start)
-        assert 1 <= first <= last <= len(lines), f"{path.name}: {target}#L{start}-L{end} is outside the file"
-        for name in re.findall(r"`([A-Za-z_][A-Za-z_0-9.]*)`", text):
-            short = name.rsplit(".", 1)[-1]
-            shown = "\n".join(lines[first - 1:last])
-            assert re.search(rf"^\s*(async def|def|class) {short}\b|^\s*{short}\s*[:=]", shown, re.M), (
-                f"{path.name}: [{text}] points at {target} lines {first}-{last}, which do not define {short}")
+        want, why = RELINK.expected_range(lines, text)
+        assert not why, f"{path.name}: [{text}] into {target}: {why}"
+        if want is None:
+            continue  # names nothing: a link to the file, or to lines no name describes
+        got = (int(start), int(end or start)) if start else None
+        if got != want:
+            wrong.append(f"[{text}] {target}#L{start or '?'}-L{end or start or '?'} should be #L{want[0]}-L{want[1]}")
+    assert not wrong, f"{path.name}: imprecise links (run python tools/relink.py): {wrong}"
 
 
 def _last_chapter() -> Path:
