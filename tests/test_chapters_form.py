@@ -225,3 +225,39 @@ def test_comments_and_docstrings_a_student_reads_are_chinese(path):
             if _mostly_english(doc):
                 english.append(doc.strip().splitlines()[0])
     assert not english, f"{path.name}: English a student reads: {english[:3]}"
+
+
+def _raised(call) -> BaseException:
+    try:
+        call()
+    except (ValueError, TypeError) as exc:
+        return exc
+    raise AssertionError(f"{call} raised nothing")
+
+
+def test_the_toolkit_pieces_chapters_01_to_04_call_say_in_chinese_how_to_fix_a_bad_call():
+    """Chapters 01-04 switch the student to these pieces: a wrong argument gets a Chinese message that names
+    the argument, what it should be and what it got (STYLE.md: errors say how to fix the call)."""
+    from toolkit import Backoff, RetryPolicy, TaskContext, ToolResult, format_tool_message, parse_tool_result
+    from toolkit.agent import compare_task_context
+    from toolkit.task_context import split_steps
+    from toolkit.wire import get_format
+
+    calls = {
+        "max_tokens": lambda: parse_tool_result("x", max_tokens=0),
+        "kind": lambda: parse_tool_result("x", kind="table"),
+        "style": lambda: parse_tool_result("x", style="html"),
+        "tool_call_id": lambda: format_tool_message("t", "", ToolResult("t", 1)),
+        "max_retries": lambda: RetryPolicy(max_retries=-1),
+        "deadline": lambda: RetryPolicy(deadline=0),
+        "jitter": lambda: Backoff(jitter="random"),
+        "factor": lambda: Backoff(factor=0.5),
+        "done": lambda: TaskContext("t", ["a"], done=2),
+        "question": lambda: split_steps(None),
+        "fmt": lambda: get_format("openai"),
+        "runs": lambda: compare_task_context("q", runs=0),
+    }
+    for argument, call in calls.items():
+        message = str(_raised(call))
+        assert argument in message, message
+        assert "收到的是" in message and len(re.findall(r"[\u4e00-\u9fff]", message)) >= 6, message
