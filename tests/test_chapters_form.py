@@ -261,3 +261,33 @@ def test_the_toolkit_pieces_chapters_01_to_04_call_say_in_chinese_how_to_fix_a_b
         message = str(_raised(call))
         assert argument in message, message
         assert "收到的是" in message and len(re.findall(r"[\u4e00-\u9fff]", message)) >= 6, message
+
+
+SYMBOLS = re.compile("[\u2000-\u2bff\ufe00-\ufe0f\U0001f000-\U0001faff]")
+
+
+def _dejavu_draws() -> set[int]:
+    """The code points DejaVu Sans has (matplotlib ships it: the font a fresh Linux falls back to for symbols)."""
+    import matplotlib
+    from fontTools.ttLib import TTFont
+
+    return set(TTFont(Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf").getBestCmap())
+
+
+@pytest.mark.parametrize("path", sorted(p for p in (ROOT / "notebooks").glob("0[0-4]_*.ipynb")), ids=lambda p: p.stem)
+def test_the_marks_a_chapter_shows_are_drawn_by_a_plain_linux_font_not_emoji(path):
+    """An emoji (U+274C, ✅, a ⚠ with the emoji selector) shows as a box where no emoji font is installed: the marks
+    in a chapter's text and stored outputs are ones DejaVu Sans has (✔ ✘ ○ ⚠)."""
+    drawn = _dejavu_draws()
+    text = json.dumps(json.loads(path.read_text(encoding="utf-8")), ensure_ascii=False)
+    missing = sorted({c for c in SYMBOLS.findall(text) if ord(c) not in drawn})
+    assert not missing, f"{path.name}: {[f'U+{ord(c):04X}' for c in missing]} not in DejaVu Sans"
+
+
+def test_the_toolkits_failure_and_partial_marks_are_drawn_by_a_plain_linux_font():
+    from toolkit import PartialResult, parse_tool_result
+
+    drawn = _dejavu_draws()
+    for out in (parse_tool_result(TimeoutError("超时")), parse_tool_result(PartialResult({"a": 1}, "北京"))):
+        marks = SYMBOLS.findall(out)
+        assert marks and all(ord(c) in drawn for c in marks), out

@@ -58,7 +58,7 @@ def to_markdown_table(records: list[dict], max_rows: int = 20) -> str:
 def _error_text(code: str | None, message: str, error_type: str | None = None) -> str:
     kind = {"retryable": "可重试", "fatal": "不可重试", "partial": "部分成功"}.get(error_type or "", "")
     tag = "，".join(t for t in (kind, code) if t)
-    return f"❌ 工具执行失败{f'（{tag}）' if tag else ''}: {message}"
+    return f"✘ 工具执行失败{f'（{tag}）' if tag else ''}: {message}"
 
 
 def parse_tool_result(result: Any, max_tokens: int = 2000, kind: ToolKind | None = None, *,
@@ -112,7 +112,7 @@ def _cut(text: str, budget: int) -> str:
 
 def _with_missing(missing: Any, data: Any, budget: int, kind: ToolKind | None, style: str) -> str:
     """A partial result: the note on what is missing, then the data, together within `budget`."""
-    note = _cut(f"⚠️ 部分成功，缺失：{safe_str(missing)}", max(budget // 4, 1))
+    note = _cut(f"⚠ 部分成功，缺失：{safe_str(missing)}", max(budget // 4, 1))
     return f"{note}\n{_parse(data, max(budget - len(note) - 1, 1), kind, style)}"
 
 
