@@ -291,3 +291,20 @@ def test_the_toolkits_failure_and_partial_marks_are_drawn_by_a_plain_linux_font(
     for out in (parse_tool_result(TimeoutError("超时")), parse_tool_result(PartialResult({"a": 1}, "北京"))):
         marks = SYMBOLS.findall(out)
         assert marks and all(ord(c) in drawn for c in marks), out
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "exercises").glob("ex0[1-4]_*.ipynb")), ids=lambda p: p.stem)
+def test_an_exercise_links_its_chapter_and_the_next_exercise(path):
+    """The header's 对应章节 and the footer's 下一个练习 are links that open from exercises/ (and from solutions/,
+    the source they are built from), not paths to copy by hand. (Exercises 01-04; the later ones are another
+    issue's.)"""
+    cells = _cells(path)
+    header = "".join(cells[0]["source"])
+    chapter = re.search(r"对应章节：\[[^\]]+\]\((\.\./notebooks/[^)]+\.ipynb)\)", header)
+    assert chapter, f"{path.name}: 对应章节 is a link: {header[:120]!r}"
+    assert f"notebooks/{path.name[2:]}" in chapter.group(1)
+    footer = _markdown(path)
+    following = re.search(r"下一个练习：\[[^\]]+\]\((\.\./exercises/[^)]+\.ipynb)\)", footer)
+    assert following, f"{path.name}: 下一个练习 is a link to ../exercises/…"
+    for link in (chapter.group(1), following.group(1)):
+        assert (path.parent / link).resolve().is_file() and (ROOT / "solutions" / link).resolve().is_file(), link
