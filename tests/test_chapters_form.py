@@ -308,3 +308,21 @@ def test_an_exercise_links_its_chapter_and_the_next_exercise(path):
     assert following, f"{path.name}: 下一个练习 is a link to ../exercises/…"
     for link in (chapter.group(1), following.group(1)):
         assert (path.parent / link).resolve().is_file() and (ROOT / "solutions" / link).resolve().is_file(), link
+
+
+CORE_CODE_LINES = 200  # non-blank lines of code before any 选读 section: 03 and 04 are about 186, a 45-minute lesson
+
+
+@pytest.mark.parametrize("path", [p for p in CHAPTERS if p.name[:2] in ("01", "02", "03", "04")], ids=lambda p: p.stem)
+def test_a_chapters_lesson_before_its_optional_part_stays_the_size_of_45_minutes(path):
+    """The issue's yardstick: about 275 lines of code took 60-75 minutes. What goes beyond a lesson sits in a
+    section whose heading says 选读 and which says it can be skipped; the lesson before it stays small."""
+    cells = _cells(path)
+    optional = next((i for i, c in enumerate(cells) if c["cell_type"] == "markdown"
+                     and re.match(r"##+ [^\n]*选读", "".join(c["source"]))), len(cells))
+    lines = sum(1 for c in cells[:optional] if c["cell_type"] == "code"
+                for line in "".join(c["source"]).splitlines() if line.strip())
+    assert lines <= CORE_CODE_LINES, f"{path.name}: {lines} lines of code before 选读; a lesson holds {CORE_CODE_LINES}"
+    if optional < len(cells):
+        text = "".join(cells[optional]["source"])
+        assert "跳到" in text and "本章小结" in text, f"{path.name}: the 选读 section says it can be skipped"
