@@ -59,3 +59,18 @@ def test_the_original_course_parser_fails_on_error_none_repr_budget_and_exceptio
     failed = _failed(naive, pool)
     assert {"error_none_is_success", "json_not_repr", "within_budget", "exception_reported"} <= failed
     assert failed < ALL
+
+
+def test_the_failure_mark_is_one_a_plain_linux_font_draws_and_the_originals_emoji_is_still_accepted(pool):
+    """The chapter writes ✘ (DejaVu Sans has it; the emoji U+274C shows as a box on a fresh Linux); a student who
+    kept the original course's emoji is not failed for the mark alone, a student who wrote no mark is."""
+    assert "\u274c" not in CHAPTER.read_text(encoding="utf-8")
+    assert _definitions()[3]["parse_tool_result"](TimeoutError("查询超时")).startswith("✘ 工具执行失败")
+    cells = json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]
+    code = next("".join(c["source"]) for c in cells
+                if c["cell_type"] == "code" and "fit_json(result, max_chars)" in "".join(c["source"]))
+    for mark, fails in (("\u274c", set()), ("", {"error_envelope_reported", "exception_reported"})):
+        namespace = {"json": json}
+        exec(compile(code.split("\ncheck(")[0].replace("✘ 工具执行失败", f"{mark} 工具执行失败".lstrip()),
+                     "attempt", "exec"), namespace)
+        assert _failed(namespace["parse_tool_result"], pool) == fails, mark

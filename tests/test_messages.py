@@ -222,5 +222,5 @@ def test_round_trip_with_content_that_mentions_the_marker():
 
 @pytest.mark.parametrize("done", [-1, 3, 1.5])
 def test_task_context_refuses_a_done_count_outside_its_steps(done):
-    with pytest.raises(ValueError, match="done must be"):
+    with pytest.raises(ValueError, match="done 是已经完成的步数"):
         TaskContext("t", ["a", "b"], done=done)

@@ -58,7 +58,7 @@ def test_seed_parse_tool_result_call_shapes():
     assert json.loads(parse_tool_result({"城市": "上海"}, max_tokens=2000)) == {"城市": "上海"}
     assert parse_tool_result("晴，25°C") == "晴，25°C"
     assert parse_tool_result(25) == "25"
-    assert parse_tool_result({"error": "网络超时"}).startswith("❌ 工具执行失败")
+    assert parse_tool_result({"error": "网络超时"}).startswith("✘ 工具执行失败")
     long_text = "a" * 10_000
     out = parse_tool_result(long_text, max_tokens=2000)
     assert len(out) < len(long_text) and "已省略" in out

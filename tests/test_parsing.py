@@ -118,7 +118,7 @@ def test_chinese_text_budget_counts_each_character_as_a_token():
 
 def test_exception_becomes_one_readable_line():
     out = parse_tool_result(TimeoutError("slow"))
-    assert out.startswith("❌")
+    assert out.startswith("✘")
     assert "可重试" in out and "TIMEOUT" in out
 
 
@@ -128,7 +128,7 @@ def test_fatal_exception_says_not_retryable():
 
 
 def test_seed_error_dict_is_converted():
-    assert parse_tool_result({"error": "网络超时"}) == "❌ 工具执行失败（不可重试，TOOL_ERROR）: 网络超时"
+    assert parse_tool_result({"error": "网络超时"}) == "✘ 工具执行失败（不可重试，TOOL_ERROR）: 网络超时"
 
 
 def test_seed_003_envelope_shows_code_and_message():
@@ -138,12 +138,12 @@ def test_seed_003_envelope_shows_code_and_message():
 
 def test_failed_tool_result_becomes_an_error_line():
     out = parse_tool_result(ToolResult("t", None, "上游 503", error_type="retryable", error_code="UNAVAILABLE"))
-    assert out.startswith("❌") and "上游 503" in out and "可重试" in out
+    assert out.startswith("✘") and "上游 503" in out and "可重试" in out
 
 
 def test_long_error_messages_respect_the_budget():
     out = parse_tool_result(ValueError("错" * 2000), max_tokens=50)
-    assert out.startswith("❌")
+    assert out.startswith("✘")
     assert estimate_tokens(out) <= 50
 
 

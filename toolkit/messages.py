@@ -142,7 +142,8 @@ def format_tool_message(tool_name: str, tool_call_id: str, result: Any,
     could not match the result to its call).
     """
     if not tool_call_id or not isinstance(tool_call_id, str):
-        raise ValueError(f"tool_call_id must be the non-empty id from the model's tool call, got {tool_call_id!r}")
+        raise ValueError(f"tool_call_id 不能为空：请传模型那次 tool_call 的 id（例如 'call_1'），模型靠它把结果对应到"
+                         f"自己的调用；收到的是 {tool_call_id!r}")
     wire = get_format(fmt)
     res = _as_result(safe_str(tool_name, 200), result)
     content = tool_content(res, decision)  # res is budgeted now: tool_content takes it as it is

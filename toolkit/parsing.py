@@ -58,7 +58,7 @@ def to_markdown_table(records: list[dict], max_rows: int = 20) -> str:
 def _error_text(code: str | None, message: str, error_type: str | None = None) -> str:
     kind = {"retryable": "可重试", "fatal": "不可重试", "partial": "部分成功"}.get(error_type or "", "")
     tag = "，".join(t for t in (kind, code) if t)
-    return f"❌ 工具执行失败{f'（{tag}）' if tag else ''}: {message}"
+    return f"✘ 工具执行失败{f'（{tag}）' if tag else ''}: {message}"
 
 
 def parse_tool_result(result: Any, max_tokens: int = 2000, kind: ToolKind | None = None, *,
@@ -87,11 +87,11 @@ def parse_tool_result(result: Any, max_tokens: int = 2000, kind: ToolKind | None
     unknown kind/style.
     """
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
-        raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
+        raise ValueError(f"max_tokens 是 token 预算，应该是不小于 1 的整数（例如 500），收到的是 {max_tokens!r}")
     if kind not in (None, "query", "read", "write"):
-        raise ValueError(f"kind must be None, 'query', 'read' or 'write', got {kind!r}")
+        raise ValueError(f"kind 只能是 None、'query'（查询）、'read'（读取）或 'write'（写入），收到的是 {kind!r}")
     if style not in ("json", "markdown"):
-        raise ValueError(f"style must be 'json' or 'markdown', got {style!r}")
+        raise ValueError(f"style 只能是 'json' 或 'markdown'，收到的是 {style!r}")
     if kind == "read" and context_tokens:
         max_tokens = max(1, min(max_tokens, int(context_tokens * read_share)))
     budget = max_tokens * CHARS_PER_TOKEN
@@ -112,7 +112,7 @@ def _cut(text: str, budget: int) -> str:
 
 def _with_missing(missing: Any, data: Any, budget: int, kind: ToolKind | None, style: str) -> str:
     """A partial result: the note on what is missing, then the data, together within `budget`."""
-    note = _cut(f"⚠️ 部分成功，缺失：{safe_str(missing)}", max(budget // 4, 1))
+    note = _cut(f"⚠ 部分成功，缺失：{safe_str(missing)}", max(budget // 4, 1))
     return f"{note}\n{_parse(data, max(budget - len(note) - 1, 1), kind, style)}"
 
 

@@ -119,7 +119,7 @@ def apply_parse(parse: ParseFn, raw: Any, max_chars: int) -> tuple[Any, bool]:
     except Exception:  # not JSON, or a value whose own methods raise
         raise _wrong("parse", "可以转成 JSON 的值", value) from None
     if size > max_chars:
-        raise PluginError("parse", wording.plugin_wrong_type("parse", f"不超过 {max_chars} 个字符的结果",
+        raise PluginError("parse", wording.plugin_wrong_type("parse", f"{max_chars} 个字符以内的结果",
                                                              f"{size} 个字符"))
     return value, changed
 

@@ -92,11 +92,11 @@ class RetryPolicy:
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_retries, int) or isinstance(self.max_retries, bool) or self.max_retries < 0:
-            raise ValueError(f"max_retries must be an int >= 0, got {self.max_retries!r}")
+            raise ValueError(wording.bad_max_retries(self.max_retries))
         for name in ("attempt_timeout", "deadline"):
             value = getattr(self, name)
             if value is not None and not (isinstance(value, (int, float)) and value > 0):
-                raise ValueError(f"{name} must be a positive number of seconds or None, got {value!r}")
+                raise ValueError(wording.bad_seconds(name, value))
 
     def should_retry(self, info: ErrorInfo) -> bool:
         """Retry only what can succeed next time and cannot do harm twice."""

@@ -42,7 +42,7 @@ class TaskContext:
 
     def __post_init__(self) -> None:
         if not isinstance(self.done, int) or not 0 <= self.done <= len(self.steps):
-            raise ValueError(f"done must be an int between 0 and len(steps)={len(self.steps)}, got {self.done!r}")
+            raise ValueError(f"done 是已经完成的步数，应该是 0 到 {len(self.steps)}（步骤数）之间的整数，收到的是 {self.done!r}")
 
     @property
     def next_step(self) -> str | None:
@@ -152,7 +152,7 @@ def split_steps(question: str, *, fine: bool = False) -> list[str]:
     A question without these words is one step. Raises TypeError for a non-string.
     """
     if not isinstance(question, str):
-        raise TypeError(f"question must be a str, got {type(question).__name__}")
+        raise TypeError(f"question 应该是字符串（用户的问题），收到的是 {type(question).__name__}")
     splitter = _FINE_WORDS if fine else _STEP_WORDS
     parts = (_STEP_TRIM.sub("", part) for part in splitter.split(question))
     return [part for part in parts if part]

@@ -10,7 +10,7 @@ from __future__ import annotations
 __all__ = ["GIVE_UP_REASONS", "samples", "seconds", "attempt_timed_out", "gave_up", "partial_missing", "circuit_open",
            "fallback_note", "fallback_unavailable_note", "fallback_refused", "unknown_tool", "arguments_not_json",
            "arguments_not_object", "arguments_invalid", "bad_tool_schema", "plugin_failed", "plugin_wrong_type",
-           "unreadable_output", "max_retries_beside_policy"]
+           "unreadable_output", "max_retries_beside_policy", "bad_max_retries", "bad_seconds"]
 
 GIVE_UP_REASONS = {
     "max_retries": "已重试 {r} 次仍未成功",
@@ -100,6 +100,16 @@ def unreadable_output(detail: str) -> str:
 def max_retries_beside_policy(max_retries: object, call: str) -> str:
     """The ValueError for max_retries and policy given together: one way per setting (a student's mistake)."""
     return f"max_retries 和 policy 只能给一个：重试次数是策略的一部分，请写成 {call}(max_retries={max_retries!r}, ...)"
+
+
+def bad_max_retries(value: object) -> str:
+    """The ValueError for a RetryPolicy whose max_retries is not an int >= 0 (a student's mistake)."""
+    return f"max_retries 是第一次之后最多再试几次，应该是不小于 0 的整数，收到的是 {value!r}"
+
+
+def bad_seconds(name: str, value: object) -> str:
+    """The ValueError for a RetryPolicy time limit (attempt_timeout, deadline) that is not a positive number."""
+    return f"{name} 应该是大于 0 的秒数，或者 None（不设限），收到的是 {value!r}"
 
 
 def samples() -> list[str]:

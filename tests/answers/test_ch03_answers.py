@@ -1,14 +1,21 @@
 """The answers chapter 03 gives to its 想一想 questions are true of the code: the chapter's own functions (read
-from the notebook) and the toolkit."""
+from the notebook) and the toolkit. Each test reads the answer's claims (counts, names, the note) from the
+notebook's <details>; the last test shows a wrong answer fails. The failure tree is held to the executor too."""
 from __future__ import annotations
 
 import ast
 import asyncio
 import json
+import re
+import sys
 from pathlib import Path
 
-from toolkit import (Backoff, RetryBudget, SimulatedClock, ToolExecutor, ToolRegistry, call_tool_with_retry,
-                     inject_faults, use_clock, wording)
+import pytest
+from notebook_answers import answer, assert_a_wrong_answer_fails, number, question, said
+
+from toolkit import (Backoff, HTTPStatusError, RetryBudget, RetryPolicy, SimulatedClock, ToolExecutor, ToolRegistry,
+                     call_tool_with_retry, classify_error, inject_faults, use_clock)
+from toolkit.results import UNAVAILABLE_CODES
 from toolkit.simulation import BUDGET_CAPACITY, herd_peaks
 from toolkit.tools import get_weather as local_weather
 
@@ -16,10 +23,14 @@ CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required"
 CHAPTER = Path(__file__).resolve().parents[2] / "notebooks" / "03_retry.ipynb"
 
 
+def _cells(kind: str) -> list[str]:
+    return ["".join(c["source"]) for c in json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]
+            if c["cell_type"] == kind]
+
+
 def chapter_versions(name: str) -> list:
     """Every definition of `name` in the chapter's code cells, in order, each with the chapter's imports."""
-    cells = ["".join(c["source"]) for c in json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]
-             if c["cell_type"] == "code"]
+    cells = _cells("code")
     namespace: dict = {}
     exec(cells[0], namespace)  # the setup cell: imports and get_weather
     versions = []
@@ -46,44 +57,74 @@ def _calls(retry, plan, **kwargs) -> tuple[int, object]:
 
 
 def test_q1_max_retries_3_means_4_calls_and_the_original_made_3():
+    text, asked = answer(CHAPTER, 1), question(CHAPTER, 1)
+    max_retries = number(asked, r"`max_retries=(\d+)`")
+    calls = number(text, r"^(\d+) 次：第一次调用 \+ (\d+) 次重试")
+    assert number(text, r"^\d+ 次：第一次调用 \+ (\d+) 次重试") == max_retries
     final = chapter_versions("call_tool_with_retry")[-1]
     [naive] = chapter_versions("naive_call_tool_with_retry")
-    assert _calls(final, ["timeout"] * 10, max_retries=3)[0] == 4
-    assert _calls(call_tool_with_retry, ["timeout"] * 10, max_retries=3)[0] == 4
-    count, (_, error) = _calls(naive, ["timeout"] * 10, max_retries=3)
-    assert count == 3 and "已重试 3 次" in error  # total, not retries; and the message says 3 retries
+    assert _calls(final, ["timeout"] * 10, max_retries=max_retries)[0] == calls
+    assert _calls(call_tool_with_retry, ["timeout"] * 10, max_retries=max_retries)[0] == calls
+    assert said(text, r"toolkit 的 `RetryPolicy\(max_retries=(\d+)\)`") == str(max_retries)
+    policy = RetryPolicy(max_retries=max_retries)
+    assert _calls(lambda tool, city: call_tool_with_retry(tool, city, policy=policy), ["timeout"] * 10)[0] == calls
+    try:
+        import tenacity
+    except ImportError:  # a bench requirement: checked where it is installed
+        pass
+    else:
+        attempts = number(text, r"`stop_after_attempt\((\d+)\)`")
+        counted = []
+        retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(attempts), wait=tenacity.wait_none(),
+                                     reraise=True)
+        with pytest.raises(TimeoutError):
+            retrying(lambda: counted.append(1) or (_ for _ in ()).throw(TimeoutError()))
+        assert len(counted) == attempts == calls
+    assert said(text, r"原课程代码用 `([^`]+)`") in next(s for s in _cells("code") if "def naive_call_tool_with_retry" in s)
+    count, (_, error) = _calls(naive, ["timeout"] * 10, max_retries=max_retries)
+    assert count == number(text, r"把它当成了总次数（(\d+) 次）")
+    assert said(text, r"消息却写“([^”]+)”") in error
+    assert said(text, r"`max_retries=0` 时循环一次都不执行，函数返回 `(\w+)`") == "None"
     assert _calls(naive, ["timeout"], max_retries=0) == (0, None)  # no pair at all
 
 
 def test_q2_without_jitter_all_100_clients_retry_in_the_same_100_ms():
-    assert Backoff(jitter="none").schedule(4) == [1, 2, 4, 8]  # retries at 1, 3, 7, 15 s
-    peaks = herd_peaks(clients=100, retries=4)
-    assert peaks["none"] == 100
-    assert 10 <= peaks["full"] < 20  # "十几个"
+    text, asked = answer(CHAPTER, 2), question(CHAPTER, 2)
+    clients = number(asked, r"^(\d+) 个客户端同时失败")
+    waits = [int(w) for w in said(asked, r"指数退避（([\d、]+) 秒）").split("、")]
+    assert Backoff(jitter="none").schedule(len(waits)) == waits
+    moments = [int(m) for m in said(text, r"每个客户端都在第 ([\d、]+) 秒重试").split("、")]
+    assert moments == [sum(waits[:i + 1]) for i in range(len(waits))]
+    peaks = herd_peaks(clients=clients, retries=len(waits))
+    assert peaks["none"] == number(text, r"^不带抖动是 (\d+) 个") == clients
+    assert "十几个" in text and 10 <= peaks["full"] < 20
 
 
-def _fallback_run(backup, writes: bool) -> tuple:
+def _fallback_run(backup, writes: bool, fault: str = "unavailable", max_retries: int = 1) -> tuple:
     async def go():
         with use_clock(SimulatedClock(seed=0)):
-            primary = inject_faults(local_weather, rates={"unavailable": 1.0})
+            primary = inject_faults(local_weather, rates={fault: 1.0})
             registry = ToolRegistry()
             registry.register(primary, name="weather_primary", description="主", parameters=CITY,
                               fallback="weather_backup")
             registry.register(backup, name="weather_backup", description="备用", parameters=CITY, writes=writes)
-            result = await ToolExecutor(max_retries=1, registry=registry).run_tool_call(
+            result = await ToolExecutor(max_retries=max_retries, registry=registry).run_tool_call(
                 {"id": "c1", "function": {"name": "weather_primary", "arguments": '{"city": "上海"}'}})
             return len(primary.calls), result
     return asyncio.run(go())
 
 
 def test_q3_retries_ending_on_an_unavailable_service_go_to_the_fallback():
-    calls, result = _fallback_run(local_weather, writes=False)
-    assert calls == 2 and result.name == "weather_backup" and result.status == "success"
-    assert result.note == wording.fallback_unavailable_note("weather_primary", "weather_backup")
+    text, asked = answer(CHAPTER, 3), question(CHAPTER, 3)
+    calls, result = _fallback_run(local_weather, writes=False, max_retries=number(asked, r"`max_retries=(\d+)`"))
+    assert calls == number(text, r"主接口被请求 (\d+) 次")
+    assert result.name == said(text, r"改用备用接口 `(\w+)`") and result.status == "success"
+    assert result.note == said(text, r"`note` 里写着“([^”]+)”")
     assert "上海" in json.dumps(result.data, ensure_ascii=False)
 
 
-def test_q3_a_writing_fallback_is_not_retried_after_a_timeout():
+def test_a_writing_fallback_is_not_retried_after_a_timeout():
+    """Section 6: a fallback that writes (writes=True) follows the write rules: no retry after a timeout."""
     backup_calls = []
 
     def backup(city: str) -> str:
@@ -95,16 +136,57 @@ def test_q3_a_writing_fallback_is_not_retried_after_a_timeout():
     assert backup_calls == ["上海"]  # the write rules: no idempotency_key, no retry after a timeout
 
 
+def test_the_failure_tree_sends_to_the_fallback_exactly_the_statuses_the_executor_does():
+    """The tree (section 1) says 502/503 go to the fallback tool and 500 does not: so does the executor."""
+    cell = next(s for s in _cells("markdown") if "工具调用失败" in s and "├──" in s)
+    tree = [line for line in cell.splitlines() if line.startswith(("├──", "└──"))]
+    to_fallback = {int(c) for line in tree if "换备用工具" in line and "不换备用工具" not in line
+                   for c in re.findall(r"\b5\d\d\b", line)}
+    not_to_fallback = {int(c) for line in tree if "不换备用工具" in line for c in re.findall(r"\b5\d\d\b", line)}
+    assert to_fallback == {502, 503} and not_to_fallback == {500}
+    for status in to_fallback | not_to_fallback:
+        info = classify_error(HTTPStatusError(status))
+        assert info.retryable, f"{status} is retried first, as the tree says"
+        assert (info.code in UNAVAILABLE_CODES) == (status in to_fallback), status
+    _, result = _fallback_run(local_weather, writes=False, fault="server_error")
+    assert (result.name, result.error_code) == ("weather_primary", "SERVER_ERROR"), "a 500 is not sent to the fallback"
+
+
 def test_q4_the_default_budget_gives_200_requests_and_chapter_09s_smaller_one_120():
-    assert (RetryBudget().capacity, RetryBudget().retry_cost, BUDGET_CAPACITY) == (500, 5, 100)
+    text, asked = answer(CHAPTER, 4), question(CHAPTER, 4)
+    calls, max_retries = number(asked, r"^(\d+) 次调用"), number(asked, r"`max_retries=(\d+)`")
+    capacity, cost = number(asked, r"（(\d+) 个令牌，每次重试 (\d+) 个）"), number(asked, r"每次重试 (\d+) 个")
+    assert (RetryBudget().capacity, RetryBudget().retry_cost) == (capacity, cost)
+    assert BUDGET_CAPACITY == number(text, r"`BUDGET_CAPACITY = (\d+)`")
 
     async def requests(budget):
         with use_clock(SimulatedClock(seed=0)):
             tool = inject_faults(_weather, rates={"unavailable": 1.0})
-            executor = ToolExecutor(max_retries=3, budget=budget)
-            for _ in range(100):
+            executor = ToolExecutor(max_retries=max_retries, budget=budget)
+            for _ in range(calls):
                 await executor.execute(tool, "weather", "上海")
             return len(tool.calls)
 
     counts = [asyncio.run(requests(b)) for b in (None, RetryBudget(), RetryBudget(capacity=BUDGET_CAPACITY))]
-    assert counts == [400, 200, 120]
+    assert counts == [number(asked, r"不加额度是 (\d+) 次请求"), number(text, r"^(\d+) 次："),
+                      number(text, r"所以是 \d+ \+ \d+ = (\d+) 次")] == [400, 200, number(asked, r"只有 (\d+) 次尝试")]
+    assert number(text, r"500 ÷ 5 = (\d+) 次重试") == capacity // cost
+    assert number(text, r"只够 \d+ ÷ \d+ = (\d+) 次重试") == BUDGET_CAPACITY // cost
+
+
+WRONG_ANSWERS = [
+    (1, "4 次：第一次调用", "3 次：第一次调用"),
+    (1, "把它当成了总次数（3 次）", "把它当成了总次数（4 次）"),
+    (1, "函数返回 `None`", "函数返回 `False`"),
+    (2, "不带抖动是 100 个", "不带抖动是 50 个"),
+    (2, "第 1、3、7、15 秒", "第 1、2、4、8 秒"),
+    (3, "主接口被请求 2 次", "主接口被请求 4 次"),
+    (3, "改用备用接口 `weather_backup`", "改用备用接口 `weather_primary`"),
+    (4, "200 次：", "400 次："),
+    (4, "`BUDGET_CAPACITY = 100`", "`BUDGET_CAPACITY = 120`"),
+]
+
+
+@pytest.mark.parametrize("n, old, new", WRONG_ANSWERS, ids=[f"q{n}-{new[:14]}" for n, _, new in WRONG_ANSWERS])
+def test_a_wrong_answer_in_the_notebook_fails_its_test(n, old, new, tmp_path, monkeypatch):
+    assert_a_wrong_answer_fails(sys.modules[__name__], n, old, new, tmp_path, monkeypatch)

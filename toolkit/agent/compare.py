@@ -56,7 +56,7 @@ def compare_task_context(question: str, *, runs: int = 3, done: Callable[[AgentR
     what the model does. Raises ValueError for runs < 1 and toolkit.llm.ConfigError for a bad .env.
     """
     if not isinstance(runs, int) or isinstance(runs, bool) or runs < 1:
-        raise ValueError(f"runs must be an int >= 1, got {runs!r}")
+        raise ValueError(f"runs 是每种方式各跑几次，应该是不小于 1 的整数，收到的是 {runs!r}")
     from ..llm import load_settings, make_client
 
     settings = load_settings() if settings is None else settings

@@ -21,8 +21,18 @@ def _call(play: Any, raw: Any, max_chars: int = 2000) -> str:
     return expect(play(raw, max_chars), str)
 
 
+FAILED = "✘ 工具执行失败"
+# The original course's code wrote its failures with the emoji U+274C, which a fresh Linux shows as a box; the
+# chapter writes ✘ (DejaVu Sans has it). A student who kept the original's mark is not failed for it.
+FAILED_MARKS = ("✘", "\u274c")
+
+
 def _failure(out: str) -> bool:
-    return out.lstrip().startswith("❌")
+    return out.lstrip().startswith(FAILED_MARKS)
+
+
+def _says_failed(out: str) -> bool:
+    return any(out.startswith(f"{mark} 工具执行失败") for mark in FAILED_MARKS)
 
 
 def check_error_none(play: Any) -> None:
@@ -40,8 +50,8 @@ def check_error_reported(play: Any) -> None:
              ({"error": "权限不足"}, "权限不足")]
     for raw, message in cases:
         out = _call(play, raw)
-        if not out.startswith("❌ 工具执行失败"):
-            raise Fail(f"{raw!r} 是工具报告的错误，结果应以「❌ 工具执行失败」开头，得到 {out[:80]!r}")
+        if not _says_failed(out):
+            raise Fail(f"{raw!r} 是工具报告的错误，结果应以「{FAILED}」开头，得到 {out[:80]!r}")
         if message not in out:
             raise Fail(f"错误说明里没有工具给的原因「{message}」：{out[:80]!r}")
 
@@ -122,8 +132,8 @@ def check_exceptions(play: Any) -> None:
     for exc, message in ((TimeoutError("查询超时"), "查询超时"), (PermissionError("无权读取该文件"), "无权读取该文件"),
                          (ValueError("city 不能为空"), "city 不能为空")):
         out = _call(play, exc)
-        if not out.startswith("❌ 工具执行失败"):
-            raise Fail(f"异常 {type(exc).__name__}({message!r}) 应变成以「❌ 工具执行失败」开头的一句话，得到 {out[:80]!r}")
+        if not _says_failed(out):
+            raise Fail(f"异常 {type(exc).__name__}({message!r}) 应变成以「{FAILED}」开头的一句话，得到 {out[:80]!r}")
         if message not in out:
             raise Fail(f"异常的说明「{message}」丢了：{out[:80]!r}")
 
@@ -149,7 +159,7 @@ def check_retryable(play: Any) -> None:
 EXERCISE = Exercise("ch01", "01_parse_tool_result", "课堂版 parse_tool_result", "parse_tool_result", (
     Check("error_none_is_success", "{'error': None} 是成功，不是失败（原课程用了 'error' in result）",
           "看 error 的值，不是看有没有这个键", check_error_none),
-    Check("error_envelope_reported", "工具报告的错误变成一句「❌ 工具执行失败…: 原因」",
+    Check("error_envelope_reported", "工具报告的错误变成一句「✘ 工具执行失败…: 原因」",
           "error 是 dict 时取它的 message；是字符串时直接用", check_error_reported),
     Check("json_not_repr", "dict / list / 0 / False 变成合法 JSON，中文可读",
           "json.dumps(result, ensure_ascii=False)，不要用 str()", check_json),
@@ -160,7 +170,7 @@ EXERCISE = Exercise("ch01", "01_parse_tool_result", "课堂版 parse_tool_result
           "不要在 JSON 文本上直接切：按项保留，再 json.dumps", check_json_kept),
     Check("keeps_head_and_tail", "超预算的长文本留下开头和结尾（答案常在结尾），中间注明省略",
           "开头一半、结尾一半，中间放「…（已省略 N 字符）…」", check_head_tail),
-    Check("exception_reported", "异常对象变成「❌ 工具执行失败…」加异常的说明", "isinstance(result, BaseException)",
+    Check("exception_reported", "异常对象变成「✘ 工具执行失败…」加异常的说明", "isinstance(result, BaseException)",
           check_exceptions),
     Check("retryable_said", "标明可重试 / 不可重试：超时、断网可重试；信封只有写了 retryable 才可重试",
           "异常按类型判断；信封看 result.get(\"retryable\") is True", check_retryable),
