@@ -1,7 +1,9 @@
 """The road goes one way: each tool call is read once, its data budgeted once, its decision reaches the model.
 
-Counted, not assumed: the tests wrap the toolkit's own functions wherever a
-module holds them, so a second pass added anywhere on the road fails here.
+Counted, not assumed: `Road` wraps the toolkit's own functions wherever a module
+holds them (and json.loads, by calling module), and each kind of result (envelope,
+partial, cut, long uncut, error, text, retried, a format_message plug-in's) has its
+passes stated exactly, so a second pass added anywhere on the road fails here.
 """
 from __future__ import annotations
 
