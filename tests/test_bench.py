@@ -165,3 +165,34 @@ def test_notebook_row_refuses_a_before_tree_without_notebooks(tmp_path, monkeypa
     monkeypatch.setenv("BENCH_BEFORE", str(tmp_path))
     with pytest.raises(ValueError, match="BENCH_BEFORE"):
         notebooks.run(quick=True)
+
+
+def test_notebook_row_reports_every_notebook_and_chapters_00_to_09_like_for_like(tmp_path, monkeypatch):
+    """Row 5's target is over every chapter; chapters 00-09 run again beside a floor of ten, in the same rounds."""
+    names = [f"{i:02d}_chapter.ipynb" for i in range(12)]
+    for name in names:
+        (tmp_path / name).write_text(notebooks.EMPTY_NOTEBOOK, encoding="utf-8")
+    monkeypatch.setattr(notebooks, "NOTEBOOKS", tmp_path)
+    monkeypatch.delenv("BENCH_BEFORE", raising=False)
+    ran: list[list[str]] = []
+
+    def fake_nbval(target, junit, root=notebooks.ROOT):
+        paths = target if isinstance(target, list) else sorted(Path(target).glob("*.ipynb"))
+        ran.append([p.name for p in paths])
+        seconds = sum(1.0 if p.name.startswith("empty") else 3.0 if p.name >= "10" else 2.0 for p in paths)
+        return seconds, 0, ""
+
+    monkeypatch.setattr(notebooks, "run_nbval", fake_nbval)
+    result = notebooks.run(quick=True)
+    assert sorted(map(len, ran)) == [10, 10, 12, 12]  # floor, suite, and the two of chapters 00-09
+    assert names[:10] in ran
+    value = {x["en"]: x["value"] for x in result["lines"]}
+    assert value["ratio suite / floor"] == pytest.approx((10 * 2 + 2 * 3) / 12)
+    assert value["ratio chapters 00–09 / their floor (like for like with the ten-notebook figures recorded before)"] \
+        == pytest.approx(2.0)
+    assert result["targets"][0]["value"] == pytest.approx(26 / 12)  # the target stays over every notebook
+    for extra in names[10:]:
+        (tmp_path / extra).unlink()
+    ran.clear()
+    only_ten = notebooks.run(quick=True)
+    assert sorted(map(len, ran)) == [10, 10] and "ratio_00_09" not in only_ten["data"]  # no second view of the same

@@ -65,19 +65,19 @@ def _is_empty(data: Any) -> bool:
     return False
 
 
-def _summary(result: ToolResult, limit: int) -> str | None:
+def _summary(result: ToolResult, limit: int) -> Any:
     """The summary to present when `result` is too long for an answer, else None.
 
-    A result the executor cut (`truncated`) is already the budgeted view, with
-    notes saying how much was left out ("共 N 项"): that view is the summary,
-    never cut again (a second cut would count the first one's notes as items).
-    Otherwise a result whose JSON is longer than `limit` is summarized to about
-    `limit` characters, once.
+    A result the executor cut (`truncated`) is already the budgeted view, with notes
+    saying how much was left out ("共 N 项"): its data is the summary, handed on as it
+    is (never cut again, which would count the first cut's notes as items, nor written
+    out as text to be read back). Otherwise a result whose JSON is longer than `limit`
+    is summarized to about `limit` characters of JSON text, once.
     """
     data = result.data
     try:
         if result.truncated:
-            return data if type(data) is str else dumps(data)
+            return data
         too_long = len(data) > limit if isinstance(data, str) else exceeds(data, limit)
     except Exception:  # data json cannot serialize or whose own methods raise (a result built by hand)
         return dumps(shrink_json(data, limit))
@@ -97,10 +97,10 @@ def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = 
 
     Returns {"action", "message", "suggestion", ...}: action is one of ACTIONS.
     Failures are split by error_type (retryable vs fatal), a partial result is
-    presented with what is missing, and a long result (one the executor cut,
-    `result.truncated`, or one longer than `long_chars`) comes back as valid JSON
-    text: the executor's view, or a summary of about `long_chars` characters,
-    never cut mid-token. `next_step`: the step of the task still to do after this
+    presented with what is missing, and a long result is summarize_and_present:
+    one the executor cut (`result.truncated`) with its data as it is, the budgeted
+    view; one longer than `long_chars` with a summary of about `long_chars`
+    characters as valid JSON text, never cut mid-token. `next_step`: the step of the task still to do after this
     one (the agent loop passes it from its TaskContext); a success then means
     call_more_tools. `broadened_from`: the conditions the program dropped to get
     this result (e.g. {"status": "退款中"}); a success or an empty result is then
@@ -154,13 +154,13 @@ def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = 
 def apply_decision(result: ToolResult, decision: Any, max_chars: int) -> ToolResult:
     """The result as `decision` presents it to the model (the agent loop acting on a decision).
 
-    present_directly on a partial result: shown as a complete success (what is
-    missing is no longer said: the decision chose so). summarize_and_present: the
-    decision's "data" (a JSON text is read back into data) instead of the
-    result's, budgeted to `max_chars` and redacted like tool output (`truncated`
-    True); the executor's own view of a cut result is kept as it is. Anything
-    else is shown as it is, and so is every failed result: a decision never
-    turns a failure into data. Never raises (an unreadable decision changes nothing).
+    present_directly on a partial result: shown as a complete success (what is missing is no longer
+    said: the decision chose so). summarize_and_present: the result as it is when the decision's "data"
+    is the result's own (evaluate_tool_result hands a cut result's data on as it is); other "data" is new
+    data the decision made (a summary of a long result the executor did not cut, a plug-in's own value):
+    it replaces the result's (a JSON text read into data), budgeted to `max_chars` and redacted once, like
+    tool output (`truncated` True). Anything else is shown as it is, and so is every failed result: a
+    decision never turns a failure into data. Never raises (an unreadable decision changes nothing).
     """
     try:
         action = decision.get("action") if isinstance(decision, Mapping) else None
@@ -170,14 +170,14 @@ def apply_decision(result: ToolResult, decision: Any, max_chars: int) -> ToolRes
             return replace(result, error=None, error_type=None, error_code=None, missing=None)
         if action == "summarize_and_present" and decision.get("data") is not None:
             data = decision["data"]
-            if data == result.data:  # the result's own view (a plug-in's text too): shown as it was made
+            if data is result.data or data == result.data:  # the result's own view: shown as it was made
                 return result
             if type(data) is str:
                 try:
                     data = json.loads(data)
                 except (ValueError, RecursionError):
                     pass
-            if data == result.data:  # the executor's view already (evaluate_tool_result on a cut result)
+            if data == result.data:  # the result's own data written out as text by a plug-in
                 return result
             data, _ = fit_and_redact(data, max_chars)
             return replace(result, data=data, truncated=True)  # a summary: something is left out

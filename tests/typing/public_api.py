@@ -85,4 +85,17 @@ def chapter_07() -> None:
     assert_type(check_answer(run.answer, *run.tool_results, question=run.question), AnswerCheck)
 
 
+def charts() -> None:
+    from matplotlib.figure import Figure
+
+    from toolkit.viz import LiveCharts, TimelineChart, retry_timeline, truncation_map, truncation_parts
+    from toolkit.viz.timeline import TimelineChart as Timeline
+
+    assert_type(retry_timeline([]), Figure)  # names the package loads on first use keep their types
+    assert_type(truncation_map("abc", "ab"), Figure)
+    assert_type(truncation_parts("abc", "ab"), "dict[str, int]")
+    assert_type(TimelineChart, "type[Timeline]")
+    assert_type(LiveCharts(), LiveCharts)
+
+
 asyncio.run(chapter_03())

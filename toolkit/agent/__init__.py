@@ -1,7 +1,8 @@
 """The agent loop and its command line, one module per job.
 
 loop: run_agent and the loop itself (with the plug-in points format_message,
-evaluate, check); record: AgentRun, its summary and transcript; sync: running
+evaluate, check); record: AgentRun, its summary, transcript and table rows; gates: a person's yes
+before a write and clearing before a model call; sync: running
 tool batches from sync code and inside Jupyter's event loop (Ctrl-C cancels);
 cli: `python -m toolkit.agent "问题"`; compare: whether the [TASK_CONTEXT] block helps
 the model in .env (`compare_task_context`, skipped offline). The step splitter and the

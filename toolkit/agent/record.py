@@ -1,16 +1,18 @@
-"""What one run of the agent loop leaves behind: AgentRun, its summary and its readable transcript."""
+"""What one run of the agent loop leaves behind: AgentRun, its summary, its readable transcript and its rows."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..results import ErrorCode, ToolResult, redact, safe_str
+from ..shrink import dumps
 from ..task_context import TaskContext
 
-__all__ = ["AgentRun", "Stopped", "render_step"]
+__all__ = ["AgentRun", "Stopped", "render_step", "transcript_rows"]
 
 Stopped = Literal["answered", "max_turns", "error", "needs_approval"]
 _STOP_WORDS = {"answered": "已回答", "max_turns": "达到轮数上限", "error": "出错", "needs_approval": "等待审批"}
+_STATUS_WORDS = {"success": "成功", "partial": "部分成功", "error": "失败"}
 
 
 @dataclass
@@ -81,6 +83,10 @@ class AgentRun:
         """The transcript as readable Chinese lines, each tool result cut to `max_chars`."""
         return "\n".join(render_step(step, max_chars) for step in self.transcript)
 
+    def rows(self, excerpt_chars: int = 120) -> list[dict]:
+        """One row per step, for a table: see transcript_rows."""
+        return transcript_rows(self, excerpt_chars)
+
     def __str__(self) -> str:
         return self.summary()
 
@@ -102,3 +108,40 @@ def render_step(step: dict, max_chars: int) -> str:
     note = f"[任务进度 {context.done}/{len(context.steps)}] " if context is not None else ""
     text = f"{head} 工具 {step['name']} → {step['status']}（{ms}）：{note}{' '.join(step['content'].split())}"
     return safe_str(text, max_chars)
+
+
+def _excerpt(result: ToolResult | None) -> str:
+    """What the model read of a result: its data (already budgeted by the executor), or its error."""
+    if result is None:
+        return ""
+    if result.status == "error" or result.data is None:
+        return result.error or ""
+    return dumps(result.data)
+
+
+def transcript_rows(run: AgentRun, excerpt_chars: int = 120) -> list[dict]:
+    """One row per step of `run`: turn, role (模型 / 工具), tool, status (in Chinese: 请求工具 or 回答 for the
+    model; 成功, 部分成功 or 失败 and the error code for a tool), outcome (the tool result's status, None for
+    the model), attempts and an excerpt of at most `excerpt_chars` characters.
+
+    A tool step is read from its ToolResult (the loop records one per tool step, in the same order):
+    attempts and what the model read of the data or the error, not the message text.
+    """
+    results = iter(run.tool_results)
+    rows = []
+    for step in run.transcript:
+        if step["kind"] == "model":
+            calls = step["tool_calls"]
+            rows.append({"turn": step["turn"], "role": "模型", "tool": "、".join(c["name"] for c in calls) or "—",
+                         "status": "请求工具" if calls else "回答", "outcome": None, "attempts": "",
+                         "excerpt": safe_str("；".join(c["arguments"] or "{}" for c in calls) if calls
+                                             else step["content"] or "", excerpt_chars)})
+            continue
+        result = next(results, None)
+        status = _STATUS_WORDS.get(step["status"], step["status"])
+        if step.get("error_code"):
+            status += f" {step['error_code']}"
+        rows.append({"turn": step["turn"], "role": "工具", "tool": step["name"], "status": status,
+                     "outcome": step["status"], "attempts": result.attempts if result is not None else "",
+                     "excerpt": safe_str(" ".join(_excerpt(result).split()), excerpt_chars)})
+    return rows

@@ -19,21 +19,52 @@ call statistics, are classes (`TimelineChart`, `CallStatsChart`) built once and
 updated with records; `retry_timeline(records)` and `call_stats(records)` are one build
 and one update, and `LiveCharts` keeps one of each between Runs.
 
-Importing this module registers the shipped CJK font (toolkit.viz.style); importing
-`toolkit` alone never loads matplotlib.
+Importing this package registers the shipped CJK font (toolkit.viz.style) and loads
+nothing else: each chart's module loads when one of its names is first used (PEP 562),
+so `from toolkit.viz import truncation_map` does not import the retry charts (and with
+them toolkit.simulation and the executor). Importing `toolkit` alone never loads matplotlib.
 """
 from __future__ import annotations
 
-from .budget import budget_curve, sample_records, truncation_map, truncation_parts
-from .context import context_growth, context_sizes
-from .live import LiveCharts
-from .records import attempt_outcome, call_outcome
-from .retries import backoff_strategies, thundering_herd
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .style import (DEADLINE_COLOR, DPI, INSTANT_LABEL, JITTER_LABELS, JITTER_MODES, NOT_RUN, NOT_RUN_COLOR,
                     NOT_RUN_LABEL, OUTCOME_COLORS, OUTCOME_LABELS, RETRY_AFTER_COLOR, SHIPPED_FAMILY, SHIPPED_FONT,
                     SYSTEM_CJK_FAMILIES, WAIT_COLOR, WIDTH, ChartFigure, font_family, setup_fonts)
-from .stats import CallStatsChart, breaker_windows, budget_tokens, call_stats
-from .timeline import TimelineChart, retry_timeline
+
+if TYPE_CHECKING:  # what __getattr__ hands out, for type checkers (and tests/test_architecture.py)
+    from .budget import budget_curve, sample_records, truncation_map, truncation_parts
+    from .context import context_growth, context_sizes
+    from .live import LiveCharts
+    from .records import attempt_outcome, call_outcome
+    from .retries import backoff_strategies, thundering_herd
+    from .stats import CallStatsChart, breaker_windows, budget_tokens, call_stats
+    from .timeline import TimelineChart, retry_timeline
+
+_LAZY = {
+    "budget_curve": "budget", "sample_records": "budget", "truncation_map": "budget", "truncation_parts": "budget",
+    "context_growth": "context", "context_sizes": "context",
+    "LiveCharts": "live",
+    "attempt_outcome": "records", "call_outcome": "records",
+    "backoff_strategies": "retries", "thundering_herd": "retries",
+    "CallStatsChart": "stats", "breaker_windows": "stats", "budget_tokens": "stats", "call_stats": "stats",
+    "TimelineChart": "timeline", "retry_timeline": "timeline",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "context_growth", "context_sizes", "retry_timeline", "TimelineChart", "call_stats", "CallStatsChart", "LiveCharts", "breaker_windows",

@@ -89,7 +89,7 @@ def budget_curve(sizes: Iterable[int] | None = None, *, max_chars: int = 2000) -
 def truncation_parts(text: str, result: "str | Truncation") -> dict[str, int]:
     """How `result` (a cut of `text`) splits `text`: head kept, cut, tail kept, characters added.
 
-    `result` is a `Truncation` (toolkit.parsing.truncate_parts: smart_truncate's cut in its
+    `result` is a `Truncation` (toolkit.truncate.truncate_parts: smart_truncate's cut in its
     parts, counted exactly) or any other cut as a str (measured as the longest common prefix
     and suffix; what is left of it counts as added). Raises TypeError for anything else.
     """

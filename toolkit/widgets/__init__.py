@@ -33,7 +33,7 @@ Importing this package does not load matplotlib: the failure panel does, when ma
 """
 from __future__ import annotations
 
-from .agent import MODEL_BEHAVIOURS, AgentPanel, answer_check, transcript_rows
+from .agent import MODEL_BEHAVIOURS, AgentPanel, answer_check
 from .approval import ApprovalPanel
 from .base import BIG_TEXT_PX, MARKS, Reveal, presentation
 from .budget import BudgetPlayground
@@ -41,5 +41,5 @@ from .decisions import DecisionPicker
 from .failure import FAULT_KINDS, SETTINGS, FailurePanel, colour_key, summarize_batch
 
 __all__ = ["FailurePanel", "AgentPanel", "ApprovalPanel", "BudgetPlayground", "DecisionPicker", "Reveal", "presentation",
-           "colour_key", "summarize_batch", "transcript_rows", "answer_check", "FAULT_KINDS", "SETTINGS",
+           "colour_key", "summarize_batch", "answer_check", "FAULT_KINDS", "SETTINGS",
            "MODEL_BEHAVIOURS", "MARKS", "BIG_TEXT_PX"]

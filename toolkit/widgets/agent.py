@@ -8,12 +8,11 @@ import ipywidgets as W
 
 from ..clock import SimulatedClock, use_clock
 from ..executor import ToolExecutor
-from ..results import ToolResult, safe_str
-from ..shrink import dumps
+from ..results import ToolResult
 from ..simulation import SALES_FAULTS, course_tools_with_fault
 from .base import MARKS, RunPanel, button, cell, table
 
-__all__ = ["AgentPanel", "transcript_rows", "answer_check", "MODEL_BEHAVIOURS", "AGENT_SETTINGS"]
+__all__ = ["AgentPanel", "answer_check", "MODEL_BEHAVIOURS", "AGENT_SETTINGS"]
 
 AGENT_SETTINGS = ("question", "fault", "behaviour", "max_turns")
 
@@ -24,7 +23,7 @@ MODEL_BEHAVIOURS = {
     "unknown-tool": "先调用不存在的工具",
     "bad-arguments": "先发错误的参数",
 }
-_STATUS = {"success": f"{MARKS['pass']} 成功", "partial": f"{MARKS['warn']} 部分成功", "error": f"{MARKS['fail']} 失败"}
+_MARKS = {"success": MARKS["pass"], "partial": MARKS["warn"], "error": MARKS["fail"]}
 
 
 def _client(behaviour: str) -> tuple[Any, str]:
@@ -35,39 +34,10 @@ def _client(behaviour: str) -> tuple[Any, str]:
     return make_client(Settings(None, f"{OFFLINE_MODEL}:{behaviour}", None, True, "AgentPanel 选择的离线变体"))
 
 
-def _excerpt(result: ToolResult | None) -> str:
-    """What the model read of a result: its data (already budgeted by the executor), or its error."""
-    if result is None:
-        return ""
-    if result.status == "error" or result.data is None:
-        return result.error or ""
-    return dumps(result.data)
-
-
-def transcript_rows(run: Any) -> list[dict]:
-    """One row per step of an AgentRun: turn, role, tool, status, attempts, excerpt (Chinese).
-
-    A tool step is read from its ToolResult (the loop records one per tool step, in the same
-    order): attempts and what the model read of the data or the error, not the message text.
-    """
-    results = iter(run.tool_results)
-    rows = []
-    for step in run.transcript:
-        if step["kind"] == "model":
-            calls = step["tool_calls"]
-            rows.append({"turn": step["turn"], "role": "模型", "tool": "、".join(c["name"] for c in calls) or "—",
-                         "status": "请求工具" if calls else "回答", "attempts": "",
-                         "excerpt": safe_str("；".join(c["arguments"] or "{}" for c in calls) if calls
-                                             else step["content"] or "", 120)})
-            continue
-        result = next(results, None)
-        status = _STATUS.get(step["status"], step["status"])
-        if step.get("error_code"):
-            status += f" {step['error_code']}"
-        rows.append({"turn": step["turn"], "role": "工具", "tool": step["name"], "status": status,
-                     "attempts": result.attempts if result is not None else "",
-                     "excerpt": safe_str(" ".join(_excerpt(result).split()), 120)})
-    return rows
+def _shown(row: dict) -> dict:
+    """A transcript row (toolkit.agent.record.transcript_rows) as the panel shows it: a tool's status marked."""
+    mark = _MARKS.get(row["outcome"])
+    return {**row, "status": f"{mark} {row['status']}"} if mark else row
 
 
 def answer_check(question: str) -> Callable[[str, list[ToolResult]], Any]:
@@ -87,7 +57,7 @@ def answer_check(question: str) -> Callable[[str, list[ToolResult]], Any]:
 class AgentPanel(RunPanel):
     """A question, a fault in the sales tool, a model misbehaviour; Run shows transcript and verdict.
 
-    After `run()`: `run_record` (the AgentRun), `rows` (transcript_rows), `verdict`
+    After `run()`: `run_record` (the AgentRun), `rows` (its `rows()`, statuses marked), `verdict`
     (an AnswerCheck: run_record.check; None when there was no answer to check),
     `last_summary` and `state`. Tools run on a SimulatedClock, so retries and Retry-After
     waits cost no real time; a data fault reads a temporary copy of the data
@@ -143,7 +113,7 @@ class AgentPanel(RunPanel):
                 record = run_agent(question, client=client, model=model, registry=registry,
                                    executor=ToolExecutor(registry=registry), max_turns=turns,
                                    check=answer_check(question))
-            rows = transcript_rows(record)
+            rows = [_shown(row) for row in record.rows()]
         except BaseException as exc:
             self._fail(generation, exc, self.summary)
             raise
