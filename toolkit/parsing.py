@@ -112,7 +112,7 @@ def _cut(text: str, budget: int) -> str:
 
 def _with_missing(missing: Any, data: Any, budget: int, kind: ToolKind | None, style: str) -> str:
     """A partial result: the note on what is missing, then the data, together within `budget`."""
-    note = _cut(f"⚠️ 部分成功，缺失：{safe_str(missing)}", max(budget // 4, 1))
+    note = _cut(f"⚠ 部分成功，缺失：{safe_str(missing)}", max(budget // 4, 1))
     return f"{note}\n{_parse(data, max(budget - len(note) - 1, 1), kind, style)}"
 
 
