@@ -343,6 +343,36 @@ def test_a_scene_button_sets_every_control_and_runs():
     assert panel.preset is None and all(b.button_style == "" for b in panel.preset_buttons.values())
 
 
+def test_a_control_moved_by_hand_after_a_scene_is_marked_in_the_summary_at_once_and_after_the_next_run():
+    panel = FailurePanel(calls=20, seed=0, presets=SCENES)
+    panel.apply_preset("场景二")
+    scene_summary = panel.summary.value
+    assert scene_summary.startswith("<b>第 1 次运行</b>（场景二）：") and not panel.adjusted
+    panel.rate_sliders["timeout"].value = 30  # by hand, no Run yet: the charts are still scene two's
+    assert panel.preset is None and panel.adjusted
+    assert panel.summary.value == ("<b>第 1 次运行</b>（场景二；之后已手动调整，按“运行”更新）："
+                                   + panel.last_summary)
+    panel.calls.value = 25  # a second move keeps the one mark
+    assert panel.summary.value.count("已手动调整") == 1
+
+    panel.run_button.click()
+    assert panel.summary.value.startswith("<b>第 2 次运行</b>（已手动调整）：25 次调用")
+    assert "场景二" not in panel.summary.value
+    panel.apply_preset("惊群")
+    assert panel.summary.value.startswith("<b>第 3 次运行</b>（惊群）：") and not panel.adjusted
+    panel.reset()
+    panel.seed.value = 4  # after Reset there is no run to mark
+    assert panel.summary.value == "尚未运行：调好参数后按“运行”。"
+
+
+def test_a_panel_without_scenes_never_says_it_was_adjusted():
+    panel = FailurePanel(calls=10, seed=0)
+    panel.run()
+    panel.calls.value = 12
+    panel.run()
+    assert panel.summary.value.startswith("<b>第 2 次运行</b>：12 次调用") and not panel.adjusted
+
+
 def test_a_scene_reproduces_what_the_same_settings_give_by_hand():
     by_scene = FailurePanel(calls=100, seed=0, presets=SCENES)
     by_scene.apply_preset("场景二")
@@ -613,6 +643,10 @@ def test_agent_scene_buttons_set_fault_and_behaviour_and_run(offline):
     panel.apply_preset("超时")  # what the scene leaves out is the panel's own, not the last scene's
     assert (panel.fault.value, panel.behaviour.value) == ("timeouts", "") and panel.verdict.ok
     assert tool_rows(panel)[0]["attempts"] == 3 and "第 2 次运行</b>（超时）" in panel.summary.value
+    panel.max_turns.value = 5  # by hand: the summary stops naming the scene as the controls' state
+    assert "（超时；之后已手动调整，按“运行”更新）" in panel.summary.value
+    panel.run()
+    assert "第 3 次运行</b>（已手动调整）" in panel.summary.value
     with pytest.raises(ValueError, match="fault"):
         AgentPanel(presets={"x": {"fault": "meteor"}})
     with pytest.raises(ValueError, match="unknown setting"):
