@@ -373,6 +373,24 @@ def test_a_panel_without_scenes_never_says_it_was_adjusted():
     assert panel.summary.value.startswith("<b>第 2 次运行</b>：12 次调用") and not panel.adjusted
 
 
+def test_with_scenes_the_buttons_sit_right_above_the_summary_and_the_charts_and_the_controls_below():
+    """What a laptop screen holds at once (checked on the page by tests/test_browser.py at 1280×800)."""
+    def order(panel: FailurePanel) -> list[str]:
+        named = {id(panel.summary): "summary", id(panel.timeline_image): "timeline", id(panel.key): "key",
+                 id(panel.stats_image): "stats"}
+        names = []
+        for child in panel.widget.children:
+            inside = list(getattr(child, "children", ()))
+            inside += [w for box in inside for w in getattr(box, "children", ())]
+            names.append(named.get(id(child)) or ("scenes" if any(w in panel.preset_buttons.values() for w in inside)
+                                                 else "controls" if panel.calls in inside
+                                                 else "run" if panel.run_button in inside else None))
+        return [n for n in names if n]
+
+    assert order(FailurePanel(presets=SCENES)) == ["scenes", "summary", "timeline", "key", "stats", "controls", "run"]
+    assert order(FailurePanel()) == ["controls", "run", "summary", "key", "timeline", "stats"]
+
+
 def test_a_scene_reproduces_what_the_same_settings_give_by_hand():
     by_scene = FailurePanel(calls=100, seed=0, presets=SCENES)
     by_scene.apply_preset("场景二")
