@@ -1,15 +1,22 @@
 """The course in real JupyterLab, in headless Chromium.
 
-* notebooks/09: the panels render, a slider and Run redraw both charts within a second of the click.
+* notebooks/09: the panels render; moving a slider and pressing Run redraws both charts, twice, and the
+  summary counts the runs. What a click took until both pictures changed is printed and recorded (pytest's
+  record_property "redraw_seconds"), never asserted: bench/panel.py (row 8) measures the panel's Run.
 * notebooks/09 on a projector, at 1280×800 with the file browser open and at 1920×1080: before Run All each
   panel's output is a picture; a scene button sets every control and runs ("第 N 次运行" counts); a typed "30%"
-  is 30 %; no readout is covered or cut; chart text is at least 16 px on the page (presentation mode); the
-  agent panel's table has no one-character column; answers stay hidden until asked; no emoji status mark.
-  Screenshots: /tmp/panels-1280x800.png and /tmp/panels-1920x1080.png (and in the test's tmp folder).
+  is 30 %, and the summary then says the controls were adjusted by hand; after pressing a scene button the
+  button and its whole timeline chart are on the screen together; no readout is covered or cut; chart text is at
+  least 16 px on the page (presentation mode); the agent panel's table has no one-character column; answers stay
+  hidden until asked; every character on the page is one a fresh Linux draws (tests/glyphs.py: the page font or
+  DejaVu Sans, no emoji font). Screenshots: /tmp/panels-1280x800.png and /tmp/panels-1920x1080.png (the scene
+  button and its chart), -controls.png (the sliders), and in the test's tmp folder.
 * A fresh Linux without any CJK font (Chromium limited to DejaVu by a fontconfig file): JupyterLab opens in
   Chinese with no news pop-up, and its menus, file browser, Markdown, outputs and widget labels are drawn with
   the course font the page is served (jupyterlab-setup/), the status marks ✔ ✘ ○ ⚠ with DejaVu Sans.
 * A machine with a system CJK font keeps it: the course font is never downloaded.
+* Every chapter with ```mermaid blocks: each renders as an SVG picture, none as a syntax error; where the text
+  says what stands "从左到右", the picture shows it in that order (chapter 04's three wire formats).
 
 Starts `jupyter lab` on 127.0.0.1 with a random token over tmp copies of the notebooks
 (so JupyterLab's autosave never touches the committed files), configured as a student's is: the
@@ -34,6 +41,8 @@ from pathlib import Path
 
 import pytest
 
+from glyphs import describe, uncovered
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = "09_instructor_demo.ipynb"
 CHROMIUM = os.environ.get("TOOLKIT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -43,6 +52,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-s
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed "
                                      "(pip install playwright); the browser test needs it")
+pytest.importorskip("brotli", reason="reading the page font's cmap (tests/glyphs.py) needs brotli (requirements-ci.txt)")
 if not Path(CHROMIUM).exists():
     pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium); Playwright cannot download one here",
                 allow_module_level=True)
@@ -113,11 +123,28 @@ def running_lab(tmp_path: Path, files: dict[str, Path | str]):
                 server.wait(5)
 
 
-@pytest.fixture
-def lab(tmp_path):
-    """A JupyterLab server over a tmp copy of notebooks/09; yields (base_url, token); stopped after."""
-    with running_lab(tmp_path, {f"notebooks/{NOTEBOOK}": ROOT / "notebooks" / NOTEBOOK}) as server:
+REDRAW_COPY = f"notebooks/redraw/{NOTEBOOK}"  # the redraw test's own copy: its own kernel, its own autosaves
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """One JupyterLab server for the 09 tests, over two tmp copies of notebooks/09 (notebooks/ and
+    REDRAW_COPY); yields (base_url, token); stopped after the module."""
+    source = ROOT / "notebooks" / NOTEBOOK
+    with running_lab(tmp_path_factory.mktemp("demo-lab"), {f"notebooks/{NOTEBOOK}": source,
+                                                             REDRAW_COPY: source}) as server:
         yield server
+
+
+def close_sessions(base: str, token: str, path: str) -> None:
+    """Shut down the kernel sessions the page opened for `path` (a notebook a test is done with)."""
+    headers = {"Authorization": f"token {token}"}
+    with urllib.request.urlopen(urllib.request.Request(f"{base}/api/sessions", headers=headers), timeout=10) as reply:
+        sessions = json.load(reply)
+    for session in sessions:
+        if session["path"] == path:
+            urllib.request.urlopen(urllib.request.Request(f"{base}/api/sessions/{session['id']}", headers=headers,
+                                                          method="DELETE"), timeout=30).close()
 
 
 KERNEL_IDLE = """() => {
@@ -140,13 +167,13 @@ IMAGE_BYTES = """async (img) => {
 }"""
 
 
-def test_instructor_demo_runs_in_jupyterlab_and_redraws_after_slider_and_run(lab, tmp_path):
+def test_instructor_demo_runs_in_jupyterlab_and_redraws_after_slider_and_run(lab, tmp_path, record_property):
     base, token = lab
     with playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(f"{base}/lab/tree/notebooks/{NOTEBOOK}?reset&token={token}")
+            page.goto(f"{base}/lab/tree/{REDRAW_COPY}?reset&token={token}")
             page.wait_for_function(KERNEL_IDLE, timeout=90_000)
             page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
             page.wait_for_selector(".widget-slider", timeout=90_000)
@@ -162,17 +189,20 @@ def test_instructor_demo_runs_in_jupyterlab_and_redraws_after_slider_and_run(lab
             assert page.locator(".widget-slider").count() >= 10
             assert page.locator("button.widget-button", has_text="运行").count() >= 2
             assert page.locator(".widget-checkbox").count() >= 2
-            assert page.locator("text=故障注入面板").count() >= 1 
+            assert page.locator("text=故障注入面板").count() >= 1
             assert page.locator("th", has_text="内容摘录").count() == 1  # the agent panel's transcript table
-            summary_before = page.locator(".widget-html", has_text="次调用，成功率").first.inner_text()
+            summary = page.locator(".trl-panel .widget-html", has_text="次调用，成功率").first
+            summary_before = summary.inner_text()
+            assert "第 1 次运行（场景一 基线）" in summary_before, summary_before  # the cell pressed scene one
 
             bytes_before = image.evaluate(IMAGE_BYTES)
             slider = page.locator(".widget-slider").first  # the timeout rate
             stats = page.locator("img.widget-image").nth(1)
             readout_before = slider.locator(".widget-readout").inner_text()
 
-            def move_slider_and_run(steps: int) -> float:
-                """Move the timeout-rate slider `steps` to the right, press 运行; seconds until both charts changed."""
+            def move_slider_and_run(steps: int, run: int) -> float:
+                """Move the timeout-rate slider `steps` to the right, press 运行; seconds until both charts
+                changed, once the summary says this is run number `run`."""
                 readout = slider.locator(".widget-readout").inner_text()
                 slider.locator(".noUi-handle").first.focus()
                 for _ in range(steps):
@@ -185,37 +215,42 @@ def test_instructor_demo_runs_in_jupyterlab_and_redraws_after_slider_and_run(lab
                 page.locator("button.widget-button", has_text="运行").first.click()
                 page.wait_for_function("([a, oldA, b, oldB]) => a.src !== oldA && b.src !== oldB",
                                        arg=[image.element_handle(), old_timeline, stats.element_handle(), old_stats],
-                                       timeout=30_000, polling=10)
+                                       timeout=60_000, polling=10)
                 seconds = time.perf_counter() - clicked  # click → both new images in the page
+                page.wait_for_function("([el, text]) => el.innerText.includes(text)",
+                                       arg=[summary.element_handle(), f"第 {run} 次运行（已手动调整）"], timeout=30_000)
                 page.wait_for_function(KERNEL_IDLE, timeout=30_000)
                 return seconds
 
-            # two presses, as an instructor tries a second rate: the faster one must be within a second (a
-            # one-off stall of a shared CI machine is not the panel; a panel slow every time still fails)
-            waits = [move_slider_and_run(25), move_slider_and_run(5)]
+            # two presses, as an instructor tries a second rate: each redraws both charts and counts as a run
+            waits = [move_slider_and_run(25, 2), move_slider_and_run(5, 3)]
             readout_after = slider.locator(".widget-readout").inner_text()
+            # a figure, not a limit: timed on a shared machine it says how long a room waited this time; the
+            # panel's own cost is measured side by side in bench/panel.py (row 8)
             (tmp_path / "redraw_seconds.txt").write_text(" ".join(f"{w:.3f}" for w in waits) + "\n")
+            record_property("redraw_seconds", [round(w, 3) for w in waits])
             print("Run clicked → timeline and statistics redrawn in the browser: "
                   + ", ".join(f"{w * 1000:.0f} ms" for w in waits))
             page.wait_for_function(KERNEL_IDLE, timeout=30_000)
             bytes_after = image.evaluate(IMAGE_BYTES)
             image.scroll_into_view_if_needed()
-            summary_after = page.locator(".widget-html", has_text="次调用，成功率").first.inner_text()
+            summary_after = summary.inner_text()
             page.screenshot(path=str(tmp_path / "02_after_slider_and_run.png"), full_page=False)
             page.locator("img.widget-image").nth(1).scroll_into_view_if_needed()
             page.screenshot(path=str(tmp_path / "03_stats_chart.png"), full_page=False)
 
             assert readout_after != readout_before
-            assert min(waits) < 1.0, f"the instructor waited {waits} s for the redraw (a second at most)"
             # a new picture: SVG in presentation mode (09 turns it on), PNG otherwise
             assert bytes_after[:5] in ([0x3C, 0x3F, 0x78, 0x6D, 0x6C], [0x89, 0x50, 0x4E, 0x47, 0x0D])
             assert bytes_after != bytes_before
             assert summary_after != summary_before and "运行出错" not in summary_after
+            assert "第 3 次运行（已手动调整）" in summary_after, summary_after
             outputs = page.evaluate(CELL_OUTPUT_TYPES)
             assert outputs and "error" not in outputs and "stream:stderr" not in outputs, outputs
             assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
         finally:
             browser.close()
+            close_sessions(base, token, REDRAW_COPY)
 
 
 # --- 09 on a projector -----------------------------------------------------------------------------------
@@ -266,8 +301,31 @@ KERNEL_PRINT = """async (code) => {
 CHART_SIZES = ("import json\nfrom toolkit.viz.style import smallest_text_pt\n"
                "print(json.dumps({n: [smallest_text_pt(f), float(f.get_size_inches()[0])] "
                "for n, f in failure.figures.items()}))")
-EMOJI_MARKS = "[\u2705\u274c\u274e\u2b1c\u2b1b\u2b55\U0001f300-\U0001faff]"
 SCENE = "场景二 权限与 500"
+# pressed at each size: the scene button and its whole timeline chart must be on the screen together
+SCENE_ON_SCREEN = {"1280x800": "场景三 无抖动", "1920x1080": "场景四 熔断器"}
+# where the notebook's visible area is (its scroll box within the window), and where two elements are in it
+ON_SCREEN = """([button, chart]) => {
+  const scroller = button.closest('.jp-WindowedPanel-outer') || document.scrollingElement;
+  const view = scroller.getBoundingClientRect();
+  const box = (e) => { const b = e.getBoundingClientRect(); return {top: b.top, bottom: b.bottom, height: b.height}; };
+  return {view: {top: Math.max(view.top, 0), bottom: Math.min(view.bottom, window.innerHeight)},
+          button: box(button), chart: box(chart)};
+}"""
+IMAGE_SHOWN = "([img, old]) => img.src !== old && img.complete && img.naturalWidth > 0"
+# scroll `el` to the top of the notebook's visible area and wait until it stays there: after a window resize the
+# notebook re-measures the cells above (their sizes at the old width were estimates) and the page moves meanwhile
+SCROLL_TO_TOP = """async (el) => {
+  const frame = () => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const scroller = el.closest('.jp-WindowedPanel-outer') || document.scrollingElement;
+  let still = 0;
+  for (let i = 0; i < 60 && still < 3; i++) {
+    const gap = el.getBoundingClientRect().top - scroller.getBoundingClientRect().top;
+    if (Math.abs(gap) > 2) { el.scrollIntoView({block: 'start'}); still = 0; } else { still += 1; }
+    await frame();
+  }
+  return el.getBoundingClientRect().top - scroller.getBoundingClientRect().top;
+}"""
 
 
 def _check_projector_page(page, size: str, tmp_path: Path) -> dict:
@@ -300,8 +358,11 @@ def _check_projector_page(page, size: str, tmp_path: Path) -> dict:
         narrow = [c for c in columns[heading]["columns"] if c["lines"] > 1 or c["chars"] < len(c["text"])]
         assert not narrow, f"{size}: table columns wrapped or narrower than their heading: {columns[heading]}"
     panels_text = " ".join(page.locator(".trl-panel").all_inner_texts())
-    assert not re.search(EMOJI_MARKS, panels_text), f"{size}: an emoji status mark in {panels_text[:300]}"
     assert MARKS[0] in panels_text  # the agent's verdict, in a mark DejaVu Sans draws
+    # every character of the page's notebook (cells, outputs, live panels, folded answers) drawn on a fresh
+    # Linux: in the page font or DejaVu Sans (tests/glyphs.py; tests/test_glyphs.py checks the files)
+    boxes = uncovered(page.locator(".jp-Notebook").first.evaluate("(e) => e.textContent"))
+    assert not boxes, f"{size}: drawn as boxes on a fresh Linux (or only with an emoji font): {describe(boxes)}"
     return {"readouts": len(readouts), "chart_px": chart_px, "label_px": label_px, "table": columns}
 
 
@@ -351,7 +412,8 @@ def test_instructor_demo_on_a_projector_at_laptop_and_full_hd_sizes(lab, tmp_pat
             readouts = [r.locator(".widget-readout").inner_text() for r in rates]
             assert readouts == ["0", "0", "30", "30", "0", "0"], readouts
 
-            # a typed percentage: "30%" in the timeout readout is 30 %, and the readout keeps its width
+            # a typed percentage: "30%" in the timeout readout is 30 %, and the readout keeps its width; the
+            # summary no longer says the controls are at scene two
             timeout_readout = rates[0].locator(".widget-readout")
             width = timeout_readout.evaluate("(e) => e.getBoundingClientRect().width")
             timeout_readout.click()
@@ -362,21 +424,42 @@ def test_instructor_demo_on_a_projector_at_laptop_and_full_hd_sizes(lab, tmp_pat
                                    timeout=10_000)
             assert timeout_readout.evaluate("(e) => e.getBoundingClientRect().width") == width
             assert "0.3" in page.evaluate(KERNEL_PRINT, "print(failure.settings()['rates']['timeout'])")
+            page.wait_for_function("([el, text]) => el.innerText.includes(text)",
+                                   arg=[summary.element_handle(), f"第 3 次运行（{SCENE}；之后已手动调整"],
+                                   timeout=10_000)
 
-            measured = {}
+            measured, runs = {}, 3
             for width, height in ((1280, 800), (1920, 1080)):
                 size = f"{width}x{height}"
                 page.set_viewport_size({"width": width, "height": height})
                 page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
-                measured[size] = _check_projector_page(page, size, tmp_path)
-                page.evaluate(SCROLL_TO_CELL, "SCENES = {")
-                page.locator(".trl-panel").first.evaluate("(e) => e.scrollIntoView()")
+                # the instructor scrolls the scene buttons to the top and presses one: the class sees the button
+                # and the whole timeline it drew, on one screen
+                runs += 1
+                button = page.locator("button.widget-button", has_text=SCENE_ON_SCREEN[size])
+                timeline = page.locator(".trl-panel img.widget-image").first
+                gap = button.evaluate(f"(b) => ({SCROLL_TO_TOP})(b.closest('.widget-hbox'))")
+                assert abs(gap) <= 2, f"{size}: the scene buttons did not stay at the top ({gap} px)"
+                old = timeline.get_attribute("src")
+                button.click()
+                page.wait_for_function("([el, text]) => el.innerText.includes(text)", timeout=60_000,
+                                       arg=[summary.element_handle(), f"第 {runs} 次运行（{SCENE_ON_SCREEN[size]}）"])
+                page.wait_for_function(IMAGE_SHOWN, arg=[timeline.element_handle(), old], timeout=30_000)
+                page.wait_for_function(KERNEL_IDLE, timeout=30_000)
+                page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
                 page.evaluate("() => document.fonts.ready")
                 for path in (tmp_path / f"panels-{size}.png", Path(f"/tmp/panels-{size}.png")):
                     page.screenshot(path=str(path))
-                page.locator(".trl-panel img.widget-image").first.evaluate("(e) => e.scrollIntoView()")
-                page.screenshot(path=str(tmp_path / f"panels-{size}-timeline.png"))
-                page.screenshot(path=f"/tmp/panels-{size}-timeline.png")
+                where = page.evaluate(ON_SCREEN, [button.element_handle(), timeline.element_handle()])
+                view = where["view"]
+                off = [name for name in ("button", "chart") if where[name]["top"] < view["top"] - 1
+                       or where[name]["bottom"] > view["bottom"] + 1]
+                assert where["chart"]["height"] > 200 and not off, f"{size}: {off} off the screen: {where}"
+
+                measured[size] = {**_check_projector_page(page, size, tmp_path), "on_screen": where}
+                page.locator(".trl-panel .widget-readout").first.evaluate("(e) => e.scrollIntoView({block: 'center'})")
+                for path in (tmp_path / f"panels-{size}-controls.png", Path(f"/tmp/panels-{size}-controls.png")):
+                    page.screenshot(path=str(path))
             (tmp_path / "projector.json").write_text(json.dumps(measured, ensure_ascii=False, indent=1))
             print(json.dumps({k: {"chart_px": v["chart_px"], "label_px": v["label_px"]} for k, v in measured.items()}))
             outputs = page.evaluate(CELL_OUTPUT_TYPES)
@@ -437,14 +520,26 @@ MARK_PICTURES = """(el, marks) => {
 TOASTS = "() => document.querySelectorAll('.Toastify__toast, .jp-Notification-Toast').length"
 
 
+def mermaid_blocks(path: Path) -> list[str]:
+    """The ```mermaid blocks of a notebook's markdown cells, in order."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return [block for c in cells if c["cell_type"] == "markdown"
+            for block in re.findall(r"```mermaid\n(.*?)```", "".join(c["source"]), re.S)]
+
+
+MERMAID_CHAPTERS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb") if mermaid_blocks(p))
+
+
 def _course_files() -> dict[str, Path | str]:
     return {"notebooks/probe.ipynb": json.dumps(PROBE, ensure_ascii=False),
-            "notebooks/00_overview.ipynb": ROOT / "notebooks" / "00_overview.ipynb"}
+            "notebooks/00_overview.ipynb": ROOT / "notebooks" / "00_overview.ipynb",
+            **{f"notebooks/{name}": ROOT / "notebooks" / name for name in MERMAID_CHAPTERS}}
 
 
 @pytest.fixture(scope="module")
 def course_lab(tmp_path_factory):
-    """One JupyterLab over chapter 00 and a probe notebook for the font tests; yields (base_url, token, tmp)."""
+    """One JupyterLab for the font tests (chapter 00 and a probe notebook) and the mermaid tests (every chapter
+    with a ```mermaid block); yields (base_url, token, tmp)."""
     tmp = tmp_path_factory.mktemp("course-lab")
     with running_lab(tmp, _course_files()) as (base, token):
         yield base, token, tmp
@@ -559,9 +654,8 @@ def test_a_machine_with_a_system_cjk_font_keeps_it_and_never_downloads_the_cours
             browser.close()
 
 
-# --- chapter 04's pictures ---------------------------------------------------------------------------------
+# --- the chapters' mermaid pictures ---------------------------------------------------------------------
 
-CHAPTER_04 = "04_tool_messages.ipynb"
 SHOW_DIAGRAMS = """async () => {
   const notebook = window.jupyterapp.shell.currentWidget.content;
   for (let i = 0; i < notebook.model.cells.length; i++) {
@@ -578,36 +672,68 @@ MERMAID_FIGURES = """() => [...document.querySelectorAll('.jp-RenderedMermaid')]
           svg: decodeURIComponent(src.replace(/^data:image\\/svg\\+xml,/, '')),
           width: img ? img.naturalWidth : 0};
 })"""
+# where each label is drawn in a picture: the SVG laid out (hidden) in the page, each label's box
+LABEL_BOXES = """([svg, labels]) => {
+  const holder = document.createElement('div');
+  holder.style.cssText = 'position:absolute;left:0;top:0;visibility:hidden';
+  const parsed = new DOMParser().parseFromString(svg, 'image/svg+xml');  // its DOCTYPE declares entities
+  holder.appendChild(document.importNode(parsed.documentElement, true));
+  document.body.appendChild(holder);
+  try {
+    return Object.fromEntries(labels.map((label) => [label, [...holder.querySelectorAll('*')]
+      .filter((e) => e.children.length === 0 && e.textContent.trim() === label)
+      .map((e) => { const b = e.getBoundingClientRect(); return {left: b.left, right: b.right, top: b.top,
+                                                                bottom: b.bottom}; })]));
+  } finally {
+    holder.remove();
+  }
+}"""
+LEFT_TO_RIGHT = re.compile(r"从左到右：([^；）)\n]+)")
+CJK_WORD = re.compile(r"[\u4e00-\u9fff]{2,}")
 
 
-def test_chapter_04_draws_the_message_sequence_in_the_three_wire_formats_as_svg(tmp_path):
-    """The ```mermaid blocks of chapter 04 render in JupyterLab as SVG pictures, not as code or a syntax error."""
-    source = (ROOT / "notebooks" / CHAPTER_04).read_text(encoding="utf-8")
-    blocks = sum("".join(c["source"]).count("```mermaid") for c in json.loads(source)["cells"]
-                 if c["cell_type"] == "markdown")
-    assert blocks >= 2
-    with running_lab(tmp_path, {f"notebooks/{CHAPTER_04}": ROOT / "notebooks" / CHAPTER_04}) as (base, token):
-        with playwright_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                page.goto(f"{base}/lab/tree/notebooks/{CHAPTER_04}?reset&token={token}")
-                page.locator(".jp-RenderedMarkdown h1").first.wait_for(timeout=90_000)
-                page.evaluate(SHOW_DIAGRAMS)
-                page.wait_for_function("(n) => document.querySelectorAll('.jp-RenderedMermaid figure img, "
-                                       ".jp-RenderedMermaid.jp-mod-warning').length >= n", arg=blocks, timeout=60_000)
-                page.wait_for_function("() => [...document.querySelectorAll('.jp-RenderedMermaid figure img')]"
-                                       ".every((img) => img.complete && img.naturalWidth > 0)", timeout=30_000)
-                page.locator(".jp-RenderedMermaid").last.scroll_into_view_if_needed()
-                page.screenshot(path=str(tmp_path / "04_wire_formats.png"), full_page=False)
-                figures = page.evaluate(MERMAID_FIGURES)
-            finally:
-                browser.close()
-    assert len(figures) == blocks, figures
-    for figure in figures:
-        assert not figure["warning"], f"a mermaid block did not parse: {figure['error']}"
-        assert figure["svg"].lstrip().startswith("<?xml") or "<svg" in figure["svg"][:400], figure["svg"][:200]
-        assert figure["width"] > 0 and "call_1" in figure["svg"]
-    sequence, formats = figures[0]["svg"], figures[-1]["svg"]
-    assert "call_2" in sequence
-    assert all(name in formats for name in ("Chat Completions", "Responses", "Anthropic", "fc_1", "toolu_1"))
+def _svg_text(svg: str) -> str:
+    return re.sub(r"<[^>]+>", " ", svg)
+
+
+@pytest.mark.parametrize("chapter", MERMAID_CHAPTERS)
+def test_every_mermaid_picture_renders_as_svg_and_shows_what_its_text_says(course_lab, chapter):
+    """Each ```mermaid block of the chapter renders in JupyterLab (opened, not run) as an SVG picture holding its
+    labels, none as code or a syntax error; where the text says what stands 从左到右, the picture has it so."""
+    base, token, tmp = course_lab
+    blocks = mermaid_blocks(ROOT / "notebooks" / chapter)
+    text = "".join("".join(c["source"]) for c in json.loads((ROOT / "notebooks" / chapter).read_text("utf-8"))["cells"]
+                   if c["cell_type"] == "markdown")
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{base}/lab/tree/notebooks/{chapter}?reset&token={token}")
+            page.locator(".jp-RenderedMarkdown h1").first.wait_for(timeout=90_000)
+            page.evaluate(SHOW_DIAGRAMS)
+            page.wait_for_function("(n) => document.querySelectorAll('.jp-RenderedMermaid figure img, "
+                                   ".jp-RenderedMermaid.jp-mod-warning').length >= n", arg=len(blocks), timeout=60_000)
+            page.wait_for_function("() => [...document.querySelectorAll('.jp-RenderedMermaid figure img')]"
+                                   ".every((img) => img.complete && img.naturalWidth > 0)", timeout=30_000)
+            page.locator(".jp-RenderedMermaid").last.scroll_into_view_if_needed()
+            page.screenshot(path=str(tmp / f"mermaid-{chapter}.png"), full_page=False)
+            figures = page.evaluate(MERMAID_FIGURES)
+            promised = LEFT_TO_RIGHT.search(text)
+            order = [name.strip() for name in promised.group(1).split("、")] if promised else []
+            boxes = page.evaluate(LABEL_BOXES, [figures[-1]["svg"], order]) if order and figures else {}
+        finally:
+            browser.close()
+            close_sessions(base, token, f"notebooks/{chapter}")
+    assert len(figures) == len(blocks), figures
+    for block, figure in zip(blocks, figures):
+        assert not figure["warning"], f"{chapter}: a mermaid block did not parse: {figure['error']}"
+        assert "<svg" in figure["svg"] and "parsererror" not in figure["svg"] and figure["width"] > 0, figure["svg"][:200]
+        words = set(CJK_WORD.findall(block)) | set(re.findall(r"\b[a-z]+_\w+\b", block))
+        drawn = _svg_text(figure["svg"])
+        assert words and all(w in drawn for w in words), f"{chapter}: not drawn: {[w for w in words if w not in drawn]}"
+    if order:  # chapter 04: Chat Completions, Responses, Anthropic side by side, in that order
+        assert len(order) >= 2 and all(len(boxes[name]) == 1 for name in order), boxes
+        placed = [boxes[name][0] for name in order]
+        for (name, a), (next_name, b) in zip(zip(order, placed), zip(order[1:], placed[1:])):
+            # left of it and not overlapping it: stacked pictures (one under the other) share their x range
+            assert a["right"] <= b["left"], f"{chapter}: {name} is not left of {next_name}: {boxes}"

@@ -210,6 +210,25 @@ def test_timeline_names_every_row_of_a_few_calls_and_numbers_a_few_rows_of_many(
     assert many[0] == "1" and many[-1] == "50" and 4 <= len(many) <= 9
 
 
+def test_a_presentation_timeline_of_many_calls_fits_a_laptop_screen_and_its_thin_bars_keep_their_colour(batch):
+    """Presentation mode, past LABELLED_ROWS rows: at most BIG_TALLEST inches tall (it sits under the failure
+    panel's scene buttons on a 1280×800 screen: tests/test_browser.py), bars filling most of their row with no
+    white edge; a few rows keep their white edges, which part one attempt from the next."""
+    from toolkit.viz.timeline import BIG_TALLEST, LABELLED_ROWS, TimelineChart
+
+    calls = list(batch.call_history)
+    many = TimelineChart(legend=False, big=True).update(calls).figure
+    assert len(calls) > LABELLED_ROWS and many.get_size_inches()[1] <= BIG_TALLEST
+    attempts = [c for c in many.axes[0].collections if (c.get_gid() or "").startswith("attempts-") and c.get_paths()]
+    assert attempts and all(list(c.get_linewidths()) == [0.0] for c in attempts)
+    heights = {round(float(p.vertices[:, 1].max() - p.vertices[:, 1].min()), 2) for c in attempts for p in c.get_paths()}
+    assert heights == {0.84}
+    few = TimelineChart(legend=False, big=True).update(calls[:10]).figure
+    assert all(list(c.get_linewidths()) == [0.4] for c in few.axes[0].collections
+               if (c.get_gid() or "").startswith("attempts-") and c.get_paths())
+    render(many, "svg")
+
+
 def test_timeline_of_no_calls_is_an_empty_state_figure():
     fig = viz.retry_timeline([])
     assert fig.empty_state is True

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import math
 import os
+import re
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -339,6 +343,54 @@ def test_a_scene_button_sets_every_control_and_runs():
     assert panel.preset is None and all(b.button_style == "" for b in panel.preset_buttons.values())
 
 
+def test_a_control_moved_by_hand_after_a_scene_is_marked_in_the_summary_at_once_and_after_the_next_run():
+    panel = FailurePanel(calls=20, seed=0, presets=SCENES)
+    panel.apply_preset("场景二")
+    scene_summary = panel.summary.value
+    assert scene_summary.startswith("<b>第 1 次运行</b>（场景二）：") and not panel.adjusted
+    panel.rate_sliders["timeout"].value = 30  # by hand, no Run yet: the charts are still scene two's
+    assert panel.preset is None and panel.adjusted
+    assert panel.summary.value == ("<b>第 1 次运行</b>（场景二；之后已手动调整，按“运行”更新）："
+                                   + panel.last_summary)
+    panel.calls.value = 25  # a second move keeps the one mark
+    assert panel.summary.value.count("已手动调整") == 1
+
+    panel.run_button.click()
+    assert panel.summary.value.startswith("<b>第 2 次运行</b>（已手动调整）：25 次调用")
+    assert "场景二" not in panel.summary.value
+    panel.apply_preset("惊群")
+    assert panel.summary.value.startswith("<b>第 3 次运行</b>（惊群）：") and not panel.adjusted
+    panel.reset()
+    panel.seed.value = 4  # after Reset there is no run to mark
+    assert panel.summary.value == "尚未运行：调好参数后按“运行”。"
+
+
+def test_a_panel_without_scenes_never_says_it_was_adjusted():
+    panel = FailurePanel(calls=10, seed=0)
+    panel.run()
+    panel.calls.value = 12
+    panel.run()
+    assert panel.summary.value.startswith("<b>第 2 次运行</b>：12 次调用") and not panel.adjusted
+
+
+def test_with_scenes_the_buttons_sit_right_above_the_summary_and_the_charts_and_the_controls_below():
+    """What a laptop screen holds at once (checked on the page by tests/test_browser.py at 1280×800)."""
+    def order(panel: FailurePanel) -> list[str]:
+        named = {id(panel.summary): "summary", id(panel.timeline_image): "timeline", id(panel.key): "key",
+                 id(panel.stats_image): "stats"}
+        names = []
+        for child in panel.widget.children:
+            inside = list(getattr(child, "children", ()))
+            inside += [w for box in inside for w in getattr(box, "children", ())]
+            names.append(named.get(id(child)) or ("scenes" if any(w in panel.preset_buttons.values() for w in inside)
+                                                 else "controls" if panel.calls in inside
+                                                 else "run" if panel.run_button in inside else None))
+        return [n for n in names if n]
+
+    assert order(FailurePanel(presets=SCENES)) == ["scenes", "summary", "timeline", "key", "stats", "controls", "run"]
+    assert order(FailurePanel()) == ["controls", "run", "summary", "key", "timeline", "stats"]
+
+
 def test_a_scene_reproduces_what_the_same_settings_give_by_hand():
     by_scene = FailurePanel(calls=100, seed=0, presets=SCENES)
     by_scene.apply_preset("场景二")
@@ -356,18 +408,67 @@ def test_a_preset_with_an_unknown_setting_or_fault_is_refused():
         FailurePanel(presets=SCENES).apply_preset("场景九")
 
 
+# What JupyterLab's slider does with text typed into its readout (@jupyter-widgets/controls, the
+# jupyterlab_widgets bundle the course pins): IntSliderView parses it with JavaScript's parseInt,
+# FloatSliderView with parseFloat; NaN keeps the old value, a number is clamped to [min, max] and set as is.
+_JS_INT = re.compile(r"^\s*([+-]?\d+)")
+_JS_FLOAT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
+WIDGETS_BUNDLE = (Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "@jupyter-widgets" / "jupyterlab-manager"
+                  / "static")
+
+
+def js_parse(text: str, integer: bool) -> float:
+    """JavaScript's parseInt(text) (integer) or parseFloat(text): the longest number at the start, else NaN."""
+    found = (_JS_INT if integer else _JS_FLOAT).match(text)
+    return (int if integer else float)(found.group(1)) if found else math.nan
+
+
+def type_into_readout(slider, text: str) -> None:
+    """Type `text` into `slider`'s readout and press Enter, as the browser's slider view handles it."""
+    views = {"IntSliderView": True, "FloatSliderView": False}
+    assert slider._view_name in views, f"no model of {slider._view_name}'s readout"
+    value = js_parse(text, views[slider._view_name])
+    if not math.isnan(value):
+        slider.value = max(min(value, slider.max), slider.min)
+
+
+def test_the_readout_model_is_what_the_installed_slider_views_do():
+    """type_into_readout follows the front end's code: each view's parse function and its clamp."""
+    bundles = [p.read_text(encoding="utf-8", errors="ignore") for p in WIDGETS_BUNDLE.glob("*.js")]
+    source = next((b for b in bundles if "IntSliderView:()=>" in b), None)
+    if source is None:
+        pytest.skip(f"no @jupyter-widgets/controls bundle under {WIDGETS_BUNDLE} (jupyterlab_widgets)")
+
+    def view(name: str) -> str:
+        cls = re.search(rf"\b{name}:\(\)=>([\w$]+)", source).group(1)
+        return re.search(rf"class {re.escape(cls)} extends ([\w$]+)\{{(.{{0,2000}})", source, re.S)
+
+    int_view, float_view = view("IntSliderView"), view("FloatSliderView")
+    base = re.search(rf"class {re.escape(int_view.group(1))} extends [\w$]+\{{constructor\(\)\{{"
+                     r"super\(\.\.\.arguments\),this\._parse_value=(\w+)", source)
+    assert base and base.group(1) == "parseInt"
+    assert "this._parse_value=parseFloat" in float_view.group(2)[:200]
+    text_change = int_view.group(2)[int_view.group(2).index("handleTextChange"):][:400]
+    assert "isNaN(" in text_change and "Math.max(Math.min(" in text_change
+    assert [js_parse(t, True) for t in ("30%", " 30", "12.5%", "+7")] == [30, 30, 12, 7]
+    assert [js_parse(t, False) for t in ("30%", ".5", "1e2x")] == [30.0, 0.5, 100.0]
+    assert math.isnan(js_parse("%30", True)) and math.isnan(js_parse("abc", False))
+
+
 def test_fault_rates_are_whole_percents_so_a_typed_30_percent_is_30_percent():
-    """JupyterLab's readout parses what is typed with parseFloat and clamps it to the slider's range:
-    "30%" reads as 30, which on a 0-1 slider was 100 %. The sliders count in percent."""
+    """Typed into a fault rate's readout, "30%" and "30" are 30 %. On the old 0-1 FloatSlider (shown as a
+    percentage) both were parseFloat'ed to 30 and clamped to 1: 100 %."""
     panel = FailurePanel(rates={"timeout": 0.05, "partial": 0.333})
     for slider in panel.rate_sliders.values():
-        assert (slider.min, slider.max, slider.step) == (0, 100, 1) and "%" not in slider.readout_format
-        assert slider.description.endswith("%")
+        assert "%" not in slider.readout_format and slider.description.endswith("%")
     assert panel.rate_sliders["timeout"].value == 5 and panel.rate_sliders["partial"].value == 33
-
-    typed = float("30%".rstrip("%"))  # what parseFloat("30%") gives
-    panel.rate_sliders["timeout"].value = min(max(typed, 0), 100)
-    assert panel.settings()["rates"]["timeout"] == 0.3
+    typed = {"30%": 0.3, "30": 0.3, " 45 %": 0.45, "12.5%": 0.12, "150%": 1.0, "-5": 0.0, "abc": 0.05}
+    for text, rate in typed.items():
+        panel.rate_sliders["timeout"].value = 5
+        type_into_readout(panel.rate_sliders["timeout"], text)
+        assert panel.settings()["rates"]["timeout"] == pytest.approx(rate), text
+    type_into_readout(panel.rate_sliders["partial"], "30%")
+    assert panel.settings()["rates"]["partial"] == pytest.approx(0.3)
 
 
 def test_a_run_with_unchanged_settings_still_shows_that_it_ran():
@@ -560,6 +661,10 @@ def test_agent_scene_buttons_set_fault_and_behaviour_and_run(offline):
     panel.apply_preset("超时")  # what the scene leaves out is the panel's own, not the last scene's
     assert (panel.fault.value, panel.behaviour.value) == ("timeouts", "") and panel.verdict.ok
     assert tool_rows(panel)[0]["attempts"] == 3 and "第 2 次运行</b>（超时）" in panel.summary.value
+    panel.max_turns.value = 5  # by hand: the summary stops naming the scene as the controls' state
+    assert "（超时；之后已手动调整，按“运行”更新）" in panel.summary.value
+    panel.run()
+    assert "第 3 次运行</b>（已手动调整）" in panel.summary.value
     with pytest.raises(ValueError, match="fault"):
         AgentPanel(presets={"x": {"fault": "meteor"}})
     with pytest.raises(ValueError, match="unknown setting"):

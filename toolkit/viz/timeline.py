@@ -23,11 +23,13 @@ from .style import (DEADLINE_COLOR, INSTANT_LABEL, NOT_RUN_COLOR, NOT_RUN_LABEL,
                     RETRY_AFTER_COLOR, WAIT_COLOR, WIDTH, BIG_SCALE, BIG_WIDTH, fmt_seconds, font_pt, new_figure,
                     pin_labels, place, rc, text_inches)
 
-__all__ = ["TimelineChart", "retry_timeline"]
+__all__ = ["TimelineChart", "retry_timeline", "BIG_TALLEST"]
 
 LABELLED_ROWS = 20    # up to this many rows every row is named and every wait labelled with its length;
                       # past it, at most nine rows are numbered (a tick label costs a text to lay out and draw)
 INSTANT_PX = 3.0      # an attempt narrower than this many pixels is drawn as a dot
+BIG_TALLEST = 3.6     # inches, presentation mode past LABELLED_ROWS rows: shown ~850 px wide on a 1280×800 laptop
+                      # (BIG_WIDTH inches), 510 px tall, under the scene buttons and summary in a ~680 px notebook
 _TOP, _BOTTOM, _RIGHT = 0.42, 0.5, 0.15  # inches around the axes
 _LEGEND_FONT = 7
 _KEY_LABELS = (*OUTCOME_LABELS.values(), "退避等待", "按 Retry-After 等待", INSTANT_LABEL, NOT_RUN_LABEL, "总时限 100s")
@@ -99,8 +101,9 @@ class TimelineChart:
         size = font_pt(8 if n <= LABELLED_ROWS else 6, self.big)
         left = max(0.45, text_inches(max(labels, key=len, default=""), size) + 0.2)
         rows_h = (0.26 * min(n, LABELLED_ROWS) + 0.03 * max(min(n, 100) - LABELLED_ROWS, 0)) * k if n else 1.0
-        # presentation mode: past LABELLED_ROWS rows are thin bars, and the time axis stays on a projector's screen
-        tallest = 5.0 if self.big and n > LABELLED_ROWS else 6.4 * k
+        # presentation mode: past LABELLED_ROWS rows are thin bars, and the whole chart fits on a laptop's screen
+        # under the failure panel's scene buttons (BIG_TALLEST)
+        tallest = BIG_TALLEST if self.big and n > LABELLED_ROWS else 6.4 * k
         height = min(max(top + bottom + rows_h, 2.0), tallest)
         self.figure.set_size_inches(width, height)
         self.figure.empty_state = not n
@@ -124,6 +127,11 @@ class TimelineChart:
         axes_px = (width - left - right_margin - widest_key) * self.figure.dpi
         instant = span * INSTANT_PX / max(axes_px, 1.0)
         boxes: dict[str, list] = {key: [] for key in OUTCOME_COLORS}
+        # a few pixels a row past LABELLED_ROWS: bars fill more of it, and no white edge eats their colour
+        dense = n > LABELLED_ROWS
+        half = 0.42 if dense else 0.3
+        for collection in self.boxes.values():
+            collection.set_linewidth(0.0 if dense else 0.4)
         dots, dot_colors, waits, limited, skipped = [], [], [], [], []
         self._label_ends = {}
         for y, row in enumerate(rows):
@@ -133,7 +141,7 @@ class TimelineChart:
                     dots.append((x0, y))
                     dot_colors.append(OUTCOME_COLORS[kind])
                 else:
-                    boxes[kind].append([(x0, y - 0.3), (x1, y - 0.3), (x1, y + 0.3), (x0, y + 0.3)])
+                    boxes[kind].append([(x0, y - half), (x1, y - half), (x1, y + half), (x0, y + half)])
                 if a.wait_after > 0 and math.isfinite(a.wait_after):
                     after_429 = a.code == ErrorCode.RATE_LIMITED
                     (limited if after_429 else waits).append([(x1, y), (x1 + a.wait_after, y)])

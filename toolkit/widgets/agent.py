@@ -128,7 +128,7 @@ class AgentPanel(RunPanel):
 
         def apply() -> None:
             self.run_record, self.rows, self.verdict, self.last_summary = record, rows, verdict, text
-            self.summary.value = self._run_label(self._scene_note()) + html.escape(text)
+            self._show_summary(text)
             self.transcript.value = table(["轮", "角色", "工具", "状态", "尝试", "内容摘录"],
                                           [[r["turn"], r["role"], r["tool"], r["status"], r["attempts"],
                                             r["excerpt"]] for r in rows], nowrap=(0, 1, 2, 3, 4))

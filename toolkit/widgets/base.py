@@ -21,6 +21,7 @@ _PANELS: "weakref.WeakSet[Panel]" = weakref.WeakSet()
 # readouts of a fixed width (a typed value never moves its column), and presentation mode's sizes through
 # the variables ipywidgets draws its controls with.
 PANEL_CSS = f"""<style>
+.trl-panel h3 {{ margin: 0.2em 0; }}
 .trl-panel .widget-readout {{ width: 3.6em; min-width: 3.6em; max-width: 3.6em; overflow: hidden;
   text-align: right; }}
 .trl-big {{ --jp-widgets-font-size: {BIG_TEXT_PX}px; --jp-widgets-inline-height: 40px;
@@ -232,14 +233,20 @@ class RunPanel(Panel):
 
     Scenes: `_scenes(presets, known, controls)` (in a subclass's __init__) checks each preset
     ({button label: {setting: value}}, settings from `known`), makes one button per preset, and
-    watches `controls`: moving one by hand means the panel is no longer at that scene.
+    watches `controls`: moving one by hand means the panel is no longer at that scene, and the
+    summary says so at once ("（场景二；之后已手动调整，按“运行”更新）": the charts are still
+    the scene's), and the next runs' summaries say "（已手动调整）" until a scene button is pressed.
     `apply_preset(label)` sets every control (`_set_controls`; settings a preset leaves out are
-    the panel's own, `_defaults`) and runs; `preset` is the label the controls are at.
+    the panel's own, `_defaults`) and runs; `preset` is the label the controls are at, `adjusted`
+    whether they were moved by hand since the last scene. A subclass shows a run's summary with
+    `_show_summary(text)`.
     """
 
     last_summary = ""
     presets: dict[str, dict] = {}
     preset: str | None = None
+    adjusted = False
+    summary: W.HTML
     preset_buttons: dict[str, W.Button] = {}
     _defaults: dict[str, Any] = {}
     _applying = False
@@ -272,14 +279,23 @@ class RunPanel(Panel):
         finally:
             self._applying = False
         self._mark(name)
+        self.adjusted = False
         return self.run() if run else ""
 
     def _set_controls(self, settings: dict) -> None:
         raise NotImplementedError
 
     def _scene_note(self) -> str:
-        """The scene the controls are at, for the summary: "（场景二）", or ""."""
-        return f"（{html.escape(self.preset)}）" if self.preset else ""
+        """The scene the controls are at, for the summary: "（场景二）", "（已手动调整）" after a scene's
+        controls were moved by hand, or "" (no scene pressed yet)."""
+        if self.preset:
+            return f"（{html.escape(self.preset)}）"
+        return "（已手动调整）" if self.adjusted else ""
+
+    def _show_summary(self, text: str) -> None:
+        """The summary of the run being committed: "第 N 次运行（scene）：text"."""
+        self._shown = (self.state["runs"] + 1, self.preset, text)
+        self.summary.value = self._run_label(self._scene_note()) + html.escape(text)
 
     def _mark(self, name: str | None) -> None:
         self.preset = name
@@ -287,8 +303,15 @@ class RunPanel(Panel):
             widget.button_style = "info" if label == name else ""
 
     def _moved(self, _: Any) -> None:
-        if not self._applying and self.preset is not None:
-            self._mark(None)
+        if self._applying or self.preset is None:
+            return
+        self._mark(None)
+        self.adjusted = True
+        shown = getattr(self, "_shown", None)
+        if shown and shown[1] and self.last_summary == shown[2]:  # the summary on show is a scene's run
+            runs, scene, text = shown
+            self.summary.value = (f"<b>第 {runs} 次运行</b>（{html.escape(scene)}；之后已手动调整，"
+                                  f"按“运行”更新）：{html.escape(text)}")
 
     def _clicked_preset(self, name: str) -> None:
         """A scene's button: an error is already shown in the panel and kept in state["error"]."""

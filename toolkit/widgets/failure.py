@@ -84,7 +84,8 @@ class FailurePanel(RunPanel):
     30 %); `rates=` and `settings()["rates"]` are fractions (0.3). `presets`: {button label:
     settings} (keys from SETTINGS; rates left out of a preset's "rates" are 0, settings left
     out are the panel's own): one button per preset sets every control and runs
-    (`apply_preset(label)`). `big`: presentation mode (default: toolkit.widgets.presentation),
+    (`apply_preset(label)`); with presets the scene buttons sit right above the summary and the
+    charts, and the controls below the charts. `big`: presentation mode (default: toolkit.widgets.presentation),
     larger text, the charts drawn larger as SVG; the "大字" toggle switches it.
 
     After `run()`: `executor` (its call_history and get_summary()), `results`, `events`
@@ -151,9 +152,14 @@ class FailurePanel(RunPanel):
         right = W.VBox([W.HTML("<b>调用与重试</b>"), self.latency, self.calls, self.concurrency, self.max_retries,
                         self.jitter, W.HBox([self.budget, self.breaker], layout=W.Layout(flex_flow="row wrap")),
                         self.seed], layout=column)
-        self.widget = self._root([*scenes, W.HBox([left, right], layout=W.Layout(flex_flow="row wrap")),
-                                  W.HBox([self.run_button, self.reset_button]), self.summary, self.key,
-                                  self.timeline_image, self.stats_image])
+        controls = W.HBox([left, right], layout=W.Layout(flex_flow="row wrap"))
+        runs = W.HBox([self.run_button, self.reset_button])
+        if scenes:  # a scene's button directly above its summary and chart, on one laptop screen (1280×800)
+            adjust = W.HTML("<b>手动调整</b>（改完按“运行”；场景按钮已把这些控件设好）")
+            body = [*scenes, self.summary, self.timeline_image, self.key, self.stats_image, adjust, controls, runs]
+        else:
+            body = [controls, runs, self.summary, self.key, self.timeline_image, self.stats_image]
+        self.widget = self._root(body)
         self._clear()
 
     def settings(self) -> dict:
@@ -235,7 +241,7 @@ class FailurePanel(RunPanel):
                 self.figures, self.figure, self.png = figures, figures["timeline"], png
                 self.last_summary = text
                 self.timeline_image.value, self.stats_image.value = png["timeline"], png["stats"]
-                self.summary.value = self._run_label(self._scene_note()) + html.escape(text)
+                self._show_summary(text)
                 self.state["leftover_tasks"] = batch["leftover_tasks"]
             # The figures are kept between runs, so drawing and committing happen under one lock, and only for
             # the newest run: an older run that finishes late must not redraw them under a newer one's picture.
