@@ -168,17 +168,38 @@ def test_a_server_that_cannot_start_is_an_error_result_not_an_exception():
 
 # --- MCP as a wire format, checked with the SDK's own types --------------------------------------------
 
-def test_the_mcp_wire_format_validates_against_the_sdks_types():
+def on_the_wire(model: type, raw: dict):
+    """`raw` validated by the SDK's type and equal to what the SDK itself writes on the wire (camelCase aliases,
+    mode="json"): the SDK's models also accept field names (is_error, input_schema), which no MCP peer reads."""
+    parsed = model.model_validate(raw)
+    written = parsed.model_dump(by_alias=True, mode="json", exclude_unset=True)
+    assert raw == written, f"not {model.__name__} as MCP writes it: {sorted(raw)} vs {sorted(written)}"
+    return parsed
+
+
+def test_the_mcp_wire_format_validates_against_the_sdks_types_by_its_wire_keys():
     for entry in default_registry().tools("mcp"):
-        types.Tool.model_validate(entry)
+        on_the_wire(types.Tool, entry)
+        assert "inputSchema" in entry
     ok = format_tool_message("analyze_sales_csv", "call_7", analyze_sales_csv(), fmt="mcp")
-    response = types.JSONRPCResponse.model_validate(ok)
-    result = types.CallToolResult.model_validate(response.result)
-    assert response.id == "call_7" and result.is_error is False
-    assert result.structured_content["status"] == "success"
+    response = on_the_wire(types.JSONRPCResponse, ok)
+    result = on_the_wire(types.CallToolResult, ok["result"])
+    assert response.id == "call_7" and result.is_error is False and ok["result"]["isError"] is False
+    assert result.structured_content["status"] == "success" and "structuredContent" in ok["result"]
     assert json.loads(result.content[0].text) == result.structured_content
     failed = format_tool_message("analyze_sales_csv", "call_8", analyze_sales_csv("missing.csv"), fmt="mcp")
-    assert types.CallToolResult.model_validate(failed["result"]).is_error is True
+    assert on_the_wire(types.CallToolResult, failed["result"]).is_error is True
+
+
+@pytest.mark.parametrize("model, raw", [
+    (types.Tool, {"name": "get_weather", "description": "天气", "input_schema": {"type": "object"}}),
+    (types.CallToolResult, {"content": [{"type": "text", "text": "{}"}], "is_error": False}),
+    (types.CallToolResult, {"content": [], "isError": False, "structured_content": {"a": 1}}),
+])
+def test_snake_case_keys_the_sdk_would_accept_are_not_the_wire_format(model, raw):
+    model.model_validate(raw)  # the SDK's types take field names too (populate_by_name) ...
+    with pytest.raises(AssertionError, match="as MCP writes it"):
+        on_the_wire(model, raw)  # ... but MCP peers read the camelCase keys only
 
 
 def test_the_mcp_wire_format_reads_a_tools_call_request():
