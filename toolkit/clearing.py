@@ -215,10 +215,31 @@ class ClearPolicy:
                                   exempt=self.exempt)
 
 
+# What the budget pass (fitting) and the decision (decisions) tell the model to do for more of a cut result; where
+# read_more is offered, the message says read_more instead, so the note, the suggestion and the handle agree.
+_NARROW = ("需要更多可缩小查询条件再查", "需要细节时缩小范围再查")
+
+
+def _one_way_to_more(value: Any, instead: str) -> Any:
+    """`value` with every "narrow the query" sentence in a "note" or a "suggestion" replaced by `instead`."""
+    if isinstance(value, list):
+        return [_one_way_to_more(v, instead) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for key, v in value.items():
+        if key in ("note", "suggestion") and isinstance(v, str):
+            for sentence in _NARROW:
+                v = v.replace(sentence, instead)
+        out[key] = _one_way_to_more(v, instead)
+    return out
+
+
 def with_read_more(content: str, result: Any) -> str:
     """A cut result's tool message content with its handle: {"more": {"result_id", "hint"}} after "status",
-    so the model can ask for the rest with read_more instead of losing it. Text that is not a JSON object is
-    returned unchanged."""
+    so the model can ask for the rest with read_more instead of losing it; the result's note and the decision's
+    suggestion then say read_more too, not "narrow the query". Text that is not a JSON object is returned
+    unchanged."""
     try:
         value = json.loads(content)
     except ValueError:
@@ -227,6 +248,7 @@ def with_read_more(content: str, result: Any) -> str:
         return content
     more = {"result_id": result.result_id,
             "hint": f"结果被截断了；需要更多时调用 read_more(result_id={result.result_id}, offset=0) 从头逐段读取完整输出"}
+    value = _one_way_to_more(value, f"需要更多时调用 read_more(result_id={result.result_id}) 逐段读取完整结果")
     items = list(value.items())
     at = next((i + 1 for i, (k, _) in enumerate(items) if k == "status"), 0)
     return json.dumps(dict(items[:at] + [("more", more)] + items[at:]), ensure_ascii=False)
