@@ -268,3 +268,63 @@ def test_the_context_chart_draws_one_line_per_run():
     assert "budget" in lines and len(context_sizes(full)) == full.turns
     with pytest.raises(ValueError):
         context_growth({"空": []})
+
+
+def _down_with_a_writing_fallback(primary_needs_approval: bool = False):
+    """post_notice always answers 503; its fallback post_notice_backup writes, and needs approval."""
+    sent: list[str] = []
+    schema = {"type": "object", "properties": {"customer": {"type": "string", "enum": ["客户003", "客户009"]}},
+              "required": ["customer"], "additionalProperties": False}
+
+    def post_notice(customer: str) -> dict:
+        return {"status": "error", "data": None, "source": [],
+                "error": {"code": "UNAVAILABLE", "message": "503 服务不可用", "http_status": 503}}
+
+    def post_notice_backup(customer: str) -> dict:
+        sent.append(customer)
+        return {"status": "success", "data": {"sent": customer}, "source": ["backup"], "error": None}
+
+    registry = ToolRegistry()
+    registry.register(post_notice, name="post_notice", description="给客户发送通知", parameters=schema, writes=True,
+                      fallback="post_notice_backup", needs_approval=primary_needs_approval)
+    registry.register(post_notice_backup, name="post_notice_backup", description="备用通道：给客户发送通知",
+                      parameters=schema, writes=True, needs_approval=True)
+    return registry, sent
+
+
+def _notify(registry, approve):
+    with use_clock(SimulatedClock(seed=0)):
+        return run_agent("给客户003 发送通知", registry=registry, executor=ToolExecutor(registry=registry, max_retries=0),
+                         approve=approve)
+
+
+def test_a_write_reached_through_a_fallback_waits_for_approval_too():
+    registry, sent = _down_with_a_writing_fallback()
+    run = _notify(registry, None)
+    assert run.stopped == "needs_approval" and sent == [], "the fallback's write must not run unasked"
+    assert run.pending.tool == "post_notice" and run.pending.fallback == "post_notice_backup"
+    assert "post_notice_backup" in run.pending.describe() and "审批" in run.pending.describe()
+    run = resume(run, True)
+    assert run.ok and sent == ["客户003"]
+    assert [s["name"] for s in run.transcript if s["kind"] == "tool"] == ["post_notice_backup"]
+    registry, sent = _down_with_a_writing_fallback()
+    run = _notify(registry, False)
+    assert run.ok and sent == [] and [s["error_code"] for s in run.transcript if s["kind"] == "tool"] == \
+        ["APPROVAL_DENIED"]
+    registry, sent = _down_with_a_writing_fallback(primary_needs_approval=True)
+    run = _notify(registry, None)
+    assert run.pending.fallback is None and run.pending.describe().startswith("模型要调用写操作 post_notice")
+
+
+def test_approval_is_the_loops_job_the_executor_runs_what_it_is_given():
+    """Documented in toolkit.approval: code that calls the executor directly is the one deciding."""
+    import asyncio
+
+    from toolkit.wire import ToolCall
+
+    executor = ToolExecutor(result_max_chars=1200)
+    outbox = Outbox()
+    registry = orders_registry(executor, outbox)
+    arguments = {"customer": "客户003", "order_ids": ["SO-2026-0028"], "message": "您好"}
+    result = asyncio.run(executor.run_tool_call(ToolCall("c1", "send_notice", arguments), registry))
+    assert registry.get("send_notice").needs_approval and result.ok and len(outbox.sent) == 1
