@@ -146,7 +146,9 @@ def _first_row(content: str) -> dict | None:
 def _notices_answer(view: View, status: str, notes: list) -> list[str]:
     customers = _by_customer(notes)
     orders = dict(o for items in customers.values() for o in items)
-    sent, refused, unknown = [], [], []
+    sent: list[str] = []
+    refused: list[str] = []
+    unknown: list[str] = []
     for call, content in view.results:
         if call.get("name") != "send_notice":
             continue
@@ -212,9 +214,9 @@ def longrun_reply(view: View, tools: list[OfferedTool]) -> Turn | None:
             failed = str(error or "结果无法读取")[:200]
     elif handle is None and not notes:  # the whole result fitted: one page, noted from the query's own result
         result = _json(query[0][1])
-        records = result.get("result") if isinstance(result, dict) else None
-        if isinstance(records, list):
-            note_text = _note(1, 0, [r for r in records if isinstance(r, dict) and "customer" in r], None)
+        whole = result.get("result") if isinstance(result, dict) else None
+        if isinstance(whole, list):
+            note_text = _note(1, 0, [r for r in whole if isinstance(r, dict) and "customer" in r], None)
             notes = _notes(View(view.question, [{"role": "assistant", "content": note_text}]))
 
     def say(lines: list[str]) -> Turn:
@@ -231,8 +233,8 @@ def longrun_reply(view: View, tools: list[OfferedTool]) -> Turn | None:
         first = next(((name, items[0]) for name, items in notes[0][2].items() if items), None) if notes else None
         if first is not None:
             return say([f"{status}的第一笔订单是 {first[1][0]}，{first[0]}，金额 {first[1][1]}。"])
-    more = handle is not None and failed is None and (not notes or notes[-1][3] is not None)
-    if more and (not first_only or not notes):
+    more = failed is None and (not notes or notes[-1][3] is not None)
+    if handle is not None and more and (not first_only or not notes):
         return Turn(text=note_text, tool="read_more",
                     arguments=json.dumps({"result_id": int(handle.group(1)), "offset": notes[-1][3] if notes else 0}))
     if notify:
