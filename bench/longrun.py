@@ -3,7 +3,7 @@
 The task is chapter 10's (find April's paid orders page by page, send each customer a notice that needs
 approval, answer with the count and the total), on the offline model through the real SDK over HTTP, with
 approval given (`approve=True`). The executor's result budget is 600 characters instead of the chapter's
-1,200, so `read_more` hands out 300-character pages and the same task takes 54 model turns instead of 37.
+1,200, so `read_more` hands out 300-character pages and the same task takes 51 model turns instead of 34.
 Three contenders, each a whole run: no clearing; chapter 10's `ClearPolicy(budget_chars=3000, keep_last=3,
 exempt=("send_notice",))`; and its "clear everything" `ClearPolicy(budget_chars=0, keep_last=1)`.
 
@@ -27,7 +27,7 @@ TITLE = "长任务（50 轮以上）：清除旧工具结果前后发给模型�
 EN = "A 50-turn run's context with and without clearing old tool results, and what clearing costs"
 
 QUESTION = "把 4 月所有已支付的订单找出来，给每位客户发一条付款确认通知，最后告诉我一共通知了几位客户、订单总金额是多少。"
-RESULT_MAX_CHARS = 600  # chapter 10 uses 1,200; half of it makes read_more's pages 300 characters: 54 turns
+RESULT_MAX_CHARS = 600  # chapter 10 uses 1,200; half of it makes read_more's pages 300 characters: 51 turns
 MIN_TURNS = 50
 POLICIES = {"chapter": dict(budget_chars=3000, keep_last=3, exempt=("send_notice",)),
             "everything": dict(budget_chars=0, keep_last=1)}

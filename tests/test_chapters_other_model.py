@@ -4,7 +4,9 @@ A second scripted model, written here on the standard library's http.server (not
 toolkit's offline server), listens on 127.0.0.1. It behaves like a different model
 would: it asks for every tool a question needs in one turn (parallel tool calls, where
 the offline model asks one per turn), passes no optional arguments, and words its
-answers in its own way. The chapter notebooks are pointed at it only through the
+answers in its own way. Like the real API it refuses (HTTP 400, in OpenAI's words) a
+conversation whose tool calls and results do not pair: an assistant's tool_calls not
+each answered by a tool message right after it, or a tool message answering no call. The chapter notebooks are pointed at it only through the
 environment (MODEL_BASE_URL, MODEL_NAME, OPENAI_API_KEY, as toolkit.llm.config reads
 them; TOOLKIT_DOTENV=none keeps any .env out), executed top to bottom with nbclient
 without comparing outputs, and must finish without a cell error. A chapter whose code
@@ -33,6 +35,7 @@ TAG = "〔另一个模型〕"
 TALKS_TO_MODEL = re.compile(r"\brun_agent\(|\bmake_client\(\s*\)|\bAgentPanel\(")
 CITY = re.compile(r"(北京|上海|广州|深圳|杭州|成都)")
 ROUTE = re.compile(r"(北京|上海|广州|深圳|杭州|成都)飞(北京|上海|广州|深圳|杭州|成都)")
+BREAKS_PAIRS = {"10_long_runs": 1}  # chapter 10's first clear_old_results deletes tool messages: one HTTP 400
 
 
 # --- the other model ---------------------------------------------------------------------------
@@ -157,6 +160,32 @@ def other_model(request: dict) -> dict:
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
 
 
+def unpaired(messages: list) -> dict | None:
+    """The 400 error body OpenAI's Chat Completions gives a conversation whose calls and results do not pair, or
+    None: each assistant message's tool_calls must be answered, each by one tool message, right after it."""
+    waiting: list[str] = []
+    asked_at = 0
+    for i, m in enumerate(messages):
+        role = m.get("role") if isinstance(m, dict) else None
+        if role == "tool":
+            if m.get("tool_call_id") not in waiting:
+                return {"error": {"message": "Invalid parameter: messages with role 'tool' must be a response to a "
+                                             "preceeding message with 'tool_calls'.",
+                                  "type": "invalid_request_error", "param": f"messages.[{i}].role", "code": None}}
+            waiting.remove(m["tool_call_id"])
+            continue
+        if waiting:
+            break
+        calls = m.get("tool_calls") if role == "assistant" else None
+        waiting, asked_at = [c.get("id") for c in calls or [] if isinstance(c, dict)], i
+    if not waiting:
+        return None
+    return {"error": {"message": "An assistant message with 'tool_calls' must be followed by tool messages responding "
+                                 "to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+                                 + ", ".join(map(str, waiting)),
+                      "type": "invalid_request_error", "param": f"messages.[{asked_at}].role", "code": None}}
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: "OtherModelServer"
 
@@ -169,6 +198,11 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(404 if "chat" not in self.path else 401, {"error": {"message": "wrong path or key"}})
         with self.server.lock:
             self.server.requests.append(body)
+        refused = unpaired(body.get("messages") or [])
+        if refused is not None:
+            with self.server.lock:
+                self.server.refused.append(refused)
+            return self._send(400, refused)
         reply = other_model(body)
         if not body.get("stream"):
             return self._send(200, reply)
@@ -198,6 +232,7 @@ class OtherModelServer(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.requests: list[dict] = []
+        self.refused: list[dict] = []  # the 400s it sent: a chapter that does not mean to break must send none
         self.lock = threading.Lock()
 
     @property
@@ -254,6 +289,41 @@ def test_the_other_model_asks_for_both_travel_tools_in_one_turn(pointed_at: Othe
     assert run.turns == 2 and all(r.ok for r in run.tool_results)  # the offline model takes 3 turns
 
 
+def test_the_other_model_refuses_calls_and_results_that_do_not_pair_like_the_real_api(
+        pointed_at: OtherModelServer) -> None:
+    import openai
+
+    from toolkit import SimulatedClock, ToolExecutor, use_clock
+    from toolkit.agent import run_agent
+    from toolkit.llm import make_client
+    from toolkit.tools.orders import Outbox, orders_registry
+
+    asked = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}},
+        {"id": "b", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}
+    answer = {"role": "tool", "tool_call_id": "a", "content": "晴"}
+    client, _ = make_client()
+    for messages, words in (([asked, answer], "did not have response messages: b"),
+                            ([answer], "must be a response to a preceeding message"),
+                            ([asked, {"role": "user", "content": "还有吗"}], "a, b")):
+        with pytest.raises(openai.BadRequestError, match=words):
+            client.chat.completions.create(model=MODEL_NAME, messages=[{"role": "user", "content": "天气"},
+                                                                              *messages])
+    paired = client.chat.completions.create(model=MODEL_NAME, messages=[
+        {"role": "user", "content": "天气"}, asked, answer, {**answer, "tool_call_id": "b"}])
+    assert paired.choices[0].message.content.startswith(TAG)
+
+    def delete_old_results(messages):  # chapter 10's first version: drops old tool messages, breaks the pairs
+        tools = [i for i, m in enumerate(messages) if m["role"] == "tool"]
+        return [m for i, m in enumerate(messages) if i not in set(tools[:len(tools) - 1])]
+
+    executor = ToolExecutor(result_max_chars=1200)
+    with use_clock(SimulatedClock(seed=0)):
+        run = run_agent("把 4 月所有已支付的订单找出来，给每位客户发一条付款确认通知", registry=orders_registry(executor, Outbox()),
+                        executor=executor, max_turns=60, approve=True, clear=delete_old_results)
+    assert run.stopped == "error" and "400" in run.answer
+
+
 def test_the_chapter_list_is_not_empty() -> None:
     assert any(p.name == "07_sales_agent.ipynb" for p in NOTEBOOKS)
     assert any(p.name == "08_pitfalls.ipynb" for p in NOTEBOOKS)
@@ -266,9 +336,12 @@ def test_chapter_runs_unchanged_against_another_model(path: Path, pointed_at: Ot
     before = len(pointed_at.requests)
     client = NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=False,
                             resources={"metadata": {"path": str(path.parent)}})
+    refused = len(pointed_at.refused)
     client.execute()  # raises CellExecutionError, naming the cell, on the first error
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
     assert errors == []
+    breaks = BREAKS_PAIRS.get(path.stem, 0)  # a chapter's "case that breaks" is refused here as by the real API
+    assert len(pointed_at.refused) - refused == breaks, pointed_at.refused[refused:]
     if TALKS_TO_MODEL.search(code):
         seen = pointed_at.requests[before:]
         assert seen, f"{path.name} talks to a model but never reached the configured endpoint"

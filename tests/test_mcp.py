@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import threading
-import time
 
 import mcp.types as types
 import pytest
@@ -21,6 +20,7 @@ from toolkit import SimulatedClock, ToolExecutor, use_clock
 from toolkit.agent import run_agent
 from toolkit.messages import format_tool_message
 from toolkit.mcp import INVALID_STRUCTURED_CONTENT, MCPServer, envelope_from_result
+from toolkit.mcp.results import APPROVAL_META
 from toolkit.results import unwrap_envelope
 from toolkit.tools import analyze_sales_csv, default_registry, get_weather, search_flights
 from toolkit.wire import ToolCall, parse_tool_call
@@ -135,9 +135,7 @@ def test_a_server_killed_mid_call_is_a_clean_error_and_the_next_call_restarts_it
         pid = run(executor, "server_pid").data["pid"]
         starts = server.starts
         threading.Timer(0.5, os.kill, (pid, signal.SIGKILL)).start()
-        began = time.monotonic()
-        killed = run(executor, "wait_seconds", {"seconds": 30})
-        assert time.monotonic() - began < 5
+        killed = run(executor, "wait_seconds", {"seconds": 30})  # CONNECTION: not the 10 s TIMEOUT, nor 30 s later
         assert (killed.status, killed.error_type, killed.error_code) == ("error", "retryable", "CONNECTION")
         again = run(executor, "server_pid")
         assert again.status == "success" and again.data["pid"] != pid and server.starts == starts + 1
@@ -149,15 +147,22 @@ def test_a_server_that_exits_by_itself_mid_call_is_a_clean_error(server):
     assert run(executor_for(server), "get_weather", {"city": "北京"}).status == "success"
 
 
-def test_a_hanging_server_meets_the_time_limit_and_is_restarted():
-    with MCPServer(extra_args=["--demo"], call_timeout=0.5) as server:
+@pytest.mark.parametrize("limits", [{"call_timeout": 0.5}, {"timeouts": {"wait_seconds": 0.5}}],
+                         ids=["every-call", "one-tool"])
+def test_a_hanging_server_meets_the_time_limit_and_is_restarted(limits):
+    with MCPServer(extra_args=["--demo"], **limits) as server:  # without the limit the call would return in 60 s
         executor = executor_for(server)
-        began = time.monotonic()
         hung = run(executor, "wait_seconds", {"seconds": 60})
-        assert time.monotonic() - began < 5
         assert (hung.status, hung.error_type, hung.error_code) == ("error", "retryable", "TIMEOUT")
-        assert not server.running
+        assert "0.5 秒内没有返回" in hung.error and not server.running
         assert run(executor, "wait_seconds", {"seconds": 0}).status == "success" and server.starts == 2
+
+
+@pytest.mark.parametrize("bad", [{"call_timeout": 0}, {"timeouts": {"wait_seconds": -1}}, {"start_timeout": "5"},
+                                 {"timeouts": {"wait_seconds": True}}])
+def test_a_time_limit_that_is_not_a_positive_number_is_refused(bad):
+    with pytest.raises(ValueError, match="时间上限"):
+        MCPServer(**bad)
 
 
 def test_a_server_that_cannot_start_is_an_error_result_not_an_exception():
@@ -168,17 +173,38 @@ def test_a_server_that_cannot_start_is_an_error_result_not_an_exception():
 
 # --- MCP as a wire format, checked with the SDK's own types --------------------------------------------
 
-def test_the_mcp_wire_format_validates_against_the_sdks_types():
+def on_the_wire(model: type, raw: dict):
+    """`raw` validated by the SDK's type and equal to what the SDK itself writes on the wire (camelCase aliases,
+    mode="json"): the SDK's models also accept field names (is_error, input_schema), which no MCP peer reads."""
+    parsed = model.model_validate(raw)
+    written = parsed.model_dump(by_alias=True, mode="json", exclude_unset=True)
+    assert raw == written, f"not {model.__name__} as MCP writes it: {sorted(raw)} vs {sorted(written)}"
+    return parsed
+
+
+def test_the_mcp_wire_format_validates_against_the_sdks_types_by_its_wire_keys():
     for entry in default_registry().tools("mcp"):
-        types.Tool.model_validate(entry)
+        on_the_wire(types.Tool, entry)
+        assert "inputSchema" in entry
     ok = format_tool_message("analyze_sales_csv", "call_7", analyze_sales_csv(), fmt="mcp")
-    response = types.JSONRPCResponse.model_validate(ok)
-    result = types.CallToolResult.model_validate(response.result)
-    assert response.id == "call_7" and result.is_error is False
-    assert result.structured_content["status"] == "success"
+    response = on_the_wire(types.JSONRPCResponse, ok)
+    result = on_the_wire(types.CallToolResult, ok["result"])
+    assert response.id == "call_7" and result.is_error is False and ok["result"]["isError"] is False
+    assert result.structured_content["status"] == "success" and "structuredContent" in ok["result"]
     assert json.loads(result.content[0].text) == result.structured_content
     failed = format_tool_message("analyze_sales_csv", "call_8", analyze_sales_csv("missing.csv"), fmt="mcp")
-    assert types.CallToolResult.model_validate(failed["result"]).is_error is True
+    assert on_the_wire(types.CallToolResult, failed["result"]).is_error is True
+
+
+@pytest.mark.parametrize("model, raw", [
+    (types.Tool, {"name": "get_weather", "description": "天气", "input_schema": {"type": "object"}}),
+    (types.CallToolResult, {"content": [{"type": "text", "text": "{}"}], "is_error": False}),
+    (types.CallToolResult, {"content": [], "isError": False, "structured_content": {"a": 1}}),
+])
+def test_snake_case_keys_the_sdk_would_accept_are_not_the_wire_format(model, raw):
+    model.model_validate(raw)  # the SDK's types take field names too (populate_by_name) ...
+    with pytest.raises(AssertionError, match="as MCP writes it"):
+        on_the_wire(model, raw)  # ... but MCP peers read the camelCase keys only
 
 
 def test_the_mcp_wire_format_reads_a_tools_call_request():
@@ -224,3 +250,46 @@ def test_a_json_rpc_error_is_the_servers_failure_and_the_server_stays_up(server)
     assert (result.status, result.error_type, result.error_code) == ("error", "retryable", "SERVER_ERROR")
     assert "演示：处理函数出错" in result.error
     assert run(executor_for(server), "server_pid").status == "success" and server.starts == starts
+
+
+# --- a write over MCP waits for a person's yes ---------------------------------------------------------
+
+def test_a_write_the_course_marks_needs_approval_over_mcp_too(server):
+    listed = {tool.name: tool.meta or {} for tool in server.list_tools()}
+    assert listed["send_notice"][APPROVAL_META] is True and listed["get_weather"][APPROVAL_META] is False
+    registry = server.registry()
+    assert registry.get("send_notice").needs_approval and registry.get("send_notice").writes
+    assert not any(registry.get(n).needs_approval for n in default_registry().names)
+    assert server.registry(needs_approval="get_weather").get("get_weather").needs_approval
+    assert not server.registry(needs_approval=()).get("send_notice").needs_approval  # the caller's choice, said
+    assert server.registry(["get_weather", "send_notice"]).names == ["get_weather", "send_notice"]
+    for bad in ({"names": ["no_such_tool"]}, {"needs_approval": "no_such_tool"}):
+        with pytest.raises(ValueError, match="no_such_tool"):
+            server.registry(**bad)
+
+
+def test_a_write_tool_of_a_server_that_says_nothing_needs_approval(monkeypatch):
+    """Someone else's server: no toolresultlab mark, and a tool not annotated readOnlyHint may write."""
+    quiet = MCPServer()
+    listed = [types.Tool(name="delete_file", input_schema={"type": "object"}),
+              types.Tool(name="read_file", input_schema={"type": "object"},
+                         annotations=types.ToolAnnotations(read_only_hint=True))]
+    monkeypatch.setattr(quiet, "list_tools", lambda: listed)
+    registry = quiet.registry()
+    assert registry.get("delete_file").needs_approval and not registry.get("read_file").needs_approval
+
+
+def test_the_agent_pauses_before_a_write_served_over_mcp(server):
+    from toolkit.agent import resume
+    from toolkit.tools.orders import orders_registry
+
+    executor = ToolExecutor(result_max_chars=1200)
+    registry = orders_registry(executor)
+    registry.add(server.registry(["send_notice"]).get("send_notice"))  # the write comes from the server
+    with use_clock(SimulatedClock(seed=0)):
+        run = run_agent("提醒客户003 他 4 月已支付的订单已付款成功", registry=registry, executor=executor, max_turns=20)
+        assert run.stopped == "needs_approval" and run.pending.tool == "send_notice"
+        assert run.pending.arguments["customer"] == "客户003"
+        run = resume(run, True)
+    sent = [r for r in run.tool_results if r.name == "send_notice"]
+    assert run.ok and sent[0].ok and sent[0].source == {"mcp_server": "mcp", "tool": "send_notice"}

@@ -10,7 +10,14 @@ A tool registered with `needs_approval=True` is not run by `run_agent` until its
   there, and a widget (toolkit.widgets.ApprovalPanel) does the same with two buttons.
 
 A denied call is a tool result the model reads (error_code APPROVAL_DENIED, with the person's reason), so the
-model can explain it or do something else; it is never retried by the loop.
+model can explain it or do something else; it is never retried by the loop. A call to a tool whose fallback needs
+approval waits too (the executor may run the fallback in its place), and says so in `describe()`.
+
+Approval is the loop's job, not the executor's: `ToolExecutor.run_tool_call` runs what it is given, as calling
+the function would. Deciding needs what only the loop has: the model's words before the call (why), a run that
+can stop at that call and resume there, and a conversation that takes a denial as the call's result. Code that
+calls the executor itself is the one deciding (a script that sends has approved); to let a person decide, run
+the tools through run_agent. Tools served over MCP carry the same mark (toolkit.mcp: MCPServer.registry).
 """
 from __future__ import annotations
 
@@ -31,11 +38,15 @@ class PendingCall:
     tool: str
     arguments: Any
     why: str
+    fallback: str | None = None  # set when the tool itself needs no approval but its fallback (a write) does
 
     def describe(self) -> str:
         """One line in Chinese for a person to decide on."""
         args = self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments, ensure_ascii=False)
         reason = f"；模型的说明：{safe_str(self.why, 200)}" if self.why else ""
+        if self.fallback:
+            return (f"模型要调用 {self.tool}（{safe_str(args, 300)}）；它不可用时会改用写操作 {self.fallback}，"
+                    f"所以这次调用也要先审批{reason}")
         return f"模型要调用写操作 {self.tool}（{safe_str(args, 300)}）{reason}"
 
 

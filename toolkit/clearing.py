@@ -95,11 +95,15 @@ def context_chars(messages: list) -> int:
 
 
 def _handle(text: str) -> int | None:
-    """The result id a tool message offers for read_more ({"more": {"result_id": N}}), if any."""
+    """The result id a tool message offers for read_more ({"more": {"result_id": N}}), if any. The content may
+    be that JSON object as text, or (Anthropic's usual shape) a list of blocks whose text blocks carry it."""
     try:
         value = json.loads(text)
     except ValueError:
         return None
+    if isinstance(value, list):  # [{"type": "text", "text": "{...}"}, ...]: the first text block with a handle
+        texts = (b.get("text") for b in value if isinstance(b, dict) and b.get("type") == "text")
+        return next((found for t in texts if isinstance(t, str) and (found := _handle(t)) is not None), None)
     more = value.get("more") if isinstance(value, dict) else None
     result_id = more.get("result_id") if isinstance(more, dict) else None
     return result_id if isinstance(result_id, int) and not isinstance(result_id, bool) else None
@@ -127,6 +131,20 @@ def _replace(message: dict, block: int | None, fmt: str, text: str) -> dict:
     return message
 
 
+def _names(exempt: Any) -> frozenset[str]:
+    """The exempt tool names: one name as a str, or an iterable of names. Raises ValueError for anything else."""
+    if isinstance(exempt, str):
+        return frozenset((exempt,))
+    try:
+        names = frozenset(exempt)
+    except TypeError:
+        raise ValueError(f"exempt 应是工具名（str）或工具名的列表，收到 {type(exempt).__name__}") from None
+    bad = [n for n in names if not isinstance(n, str)]
+    if bad:
+        raise ValueError(f"exempt 里应都是工具名（str），收到 {bad[0]!r}")
+    return names
+
+
 @dataclass(frozen=True)
 class Cleared:
     """The cleared list and what clearing did."""
@@ -145,14 +163,15 @@ def clear_tool_results(messages: list, *, fmt: str = "openai_chat", budget_chars
     The last `keep_last` results and every result of an `exempt` tool are kept as they are; already cleared
     results count at their placeholder's size. When the kept ones alone exceed the budget, everything else
     is cleared and the budget is not met (`results_after` says by how much). Never modifies `messages`.
-    Raises ValueError for an unknown fmt, a negative keep_last or a budget below 0.
+    `exempt` is one tool name (a str) or an iterable of names.
+    Raises ValueError for an unknown fmt, a negative keep_last, a budget below 0 or an exempt that is not names.
     """
     if not isinstance(keep_last, int) or isinstance(keep_last, bool) or keep_last < 0:
         raise ValueError(f"keep_last 应是不小于 0 的整数，收到 {keep_last!r}")
     if not isinstance(budget_chars, int) or isinstance(budget_chars, bool) or budget_chars < 0:
         raise ValueError(f"budget_chars 应是不小于 0 的整数，收到 {budget_chars!r}")
+    exempt = _names(exempt)
     refs = tool_results(messages, fmt)
-    exempt = set(exempt)
     before = sum(r.size for r in refs)
     protected = {id(r) for r in refs[max(len(refs) - keep_last, 0):]} if keep_last else set()
     protected |= {id(r) for r in refs if r.name in exempt}
@@ -182,10 +201,13 @@ class ClearPolicy:
 
     budget_chars: int = 8000
     keep_last: int = 3
-    exempt: tuple[str, ...] = ()
+    exempt: tuple[str, ...] = ()   # one name as a str is one tool: exempt="send_notice" is ("send_notice",)
     fmt: str = "openai_chat"
 
     def __post_init__(self) -> None:
+        _names(self.exempt)  # checks
+        names = (self.exempt,) if isinstance(self.exempt, str) else tuple(dict.fromkeys(self.exempt))
+        object.__setattr__(self, "exempt", names)
         clear_tool_results([], fmt=self.fmt, budget_chars=self.budget_chars, keep_last=self.keep_last)  # checks
 
     def apply(self, messages: list) -> Cleared:
@@ -193,10 +215,31 @@ class ClearPolicy:
                                   exempt=self.exempt)
 
 
+# What the budget pass (fitting) and the decision (decisions) tell the model to do for more of a cut result; where
+# read_more is offered, the message says read_more instead, so the note, the suggestion and the handle agree.
+_NARROW = ("需要更多可缩小查询条件再查", "需要细节时缩小范围再查")
+
+
+def _one_way_to_more(value: Any, instead: str) -> Any:
+    """`value` with every "narrow the query" sentence in a "note" or a "suggestion" replaced by `instead`."""
+    if isinstance(value, list):
+        return [_one_way_to_more(v, instead) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for key, v in value.items():
+        if key in ("note", "suggestion") and isinstance(v, str):
+            for sentence in _NARROW:
+                v = v.replace(sentence, instead)
+        out[key] = _one_way_to_more(v, instead)
+    return out
+
+
 def with_read_more(content: str, result: Any) -> str:
     """A cut result's tool message content with its handle: {"more": {"result_id", "hint"}} after "status",
-    so the model can ask for the rest with read_more instead of losing it. Text that is not a JSON object is
-    returned unchanged."""
+    so the model can ask for the rest with read_more instead of losing it; the result's note and the decision's
+    suggestion then say read_more too, not "narrow the query". Text that is not a JSON object is returned
+    unchanged."""
     try:
         value = json.loads(content)
     except ValueError:
@@ -205,6 +248,7 @@ def with_read_more(content: str, result: Any) -> str:
         return content
     more = {"result_id": result.result_id,
             "hint": f"结果被截断了；需要更多时调用 read_more(result_id={result.result_id}, offset=0) 从头逐段读取完整输出"}
+    value = _one_way_to_more(value, f"需要更多时调用 read_more(result_id={result.result_id}) 逐段读取完整结果")
     items = list(value.items())
     at = next((i + 1 for i, (k, _) in enumerate(items) if k == "status"), 0)
     return json.dumps(dict(items[:at] + [("more", more)] + items[at:]), ensure_ascii=False)

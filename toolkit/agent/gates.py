@@ -1,8 +1,8 @@
 """What stands between the loop and a step: a person's yes before a write, clearing before a model call.
 
 `ApprovalGate` is the loop's way of running a reply's tool calls when some of them need approval
-(toolkit.approval): the calls before such a call run, then the `approve` setting decides; with no decision the
-run pauses (`Paused`) and `resume(run, approved, reason)` goes on from that call. `cleared(clear, messages)` is
+(toolkit.approval), their own or their fallback's: the calls before such a call run, then the `approve` setting
+decides; with no decision the run pauses (`Paused`) and `resume(run, approved, reason)` goes on from that call. `cleared(clear, messages)` is
 what the model is sent under run_agent's `clear=`: a ClearPolicy, or a student's function, whose failure never
 stops the run.
 """
@@ -43,13 +43,13 @@ class ApprovalGate:
         approval only once a person (or the `approve` setting) said yes; raises Paused, with the calls still
         to run, when nobody has."""
         for i, call in enumerate(calls):
-            tool = self.registry.get(call.name) if call.name else None
-            if tool is None or not tool.needs_approval:
+            asks = self._needs_approval(call.name)
+            if asks is None:
                 continue
             if i:
                 self._run_batch(turn, calls[:i])
             pending = PendingCall(call.id or "", call.name, call.parsed if call.parse_error is None else call.arguments,
-                                  self._why())
+                                  self._why(), fallback=asks or None)
             approved, reason = self.given.pop(pending.call_id, None) or decide(self.approve, pending)
             if approved is None:
                 raise Paused(turn, list(calls[i:]), pending)
@@ -61,6 +61,19 @@ class ApprovalGate:
             return
         if calls:
             self._run_batch(turn, calls)
+
+    def _needs_approval(self, name: str | None) -> str | None:
+        """None when a call to `name` may run without a yes; else "" (the tool needs approval) or the name of
+        its fallback that does: the executor may run the fallback in its place (circuit open, service down), and a
+        write reached that way waits for a person too. Asked before the call runs, since the executor decides on
+        the fallback inside the call."""
+        tool = self.registry.get(name) if name else None
+        if tool is None:
+            return None
+        if tool.needs_approval:
+            return ""
+        fallback = self.registry.get(tool.fallback) if tool.fallback else None
+        return fallback.name if fallback is not None and fallback is not tool and fallback.needs_approval else None
 
     def _why(self) -> str:
         """The text of the model's last message (what it said before its tool calls), for the person deciding."""

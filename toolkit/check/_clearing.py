@@ -4,7 +4,8 @@ Histories are built here, seeded, like a long run's: turns of one or two tool ca
 to a few thousand characters, some with a read_more handle. The probe `clear_run` calls the student's function
 in the worker on a copy it keeps, so a function that edits the list it was given is seen doing it. The checks
 state rules every valid solution keeps, whatever its placeholder says: over the budget only when every old
-result that may be cleared was; the newest kept; oldest first; a placeholder shorter than what it replaces.
+result that may be cleared was; no more cleared than the budget needs (with the newest cleared one put back the
+results would be over it again); the newest kept; oldest first; a placeholder shorter than what it replaces.
 """
 from __future__ import annotations
 
@@ -22,6 +23,11 @@ TOOLS = ("query_orders", "read_more", "get_weather", "send_notice")
 
 def results_chars(messages: list, fmt: str) -> int:
     return sum(r.size for r in tool_results(messages, fmt))
+
+
+def budget_for(total: int, spec: float | int) -> int:
+    """A case's budget: `spec` as a share of the results' size (a float), or that size less `spec` characters."""
+    return int(total * spec) if isinstance(spec, float) else total - spec
 
 
 def history(fmt: str, seed: int, turns: int = 8, parallel: bool = True) -> list[dict]:
@@ -124,6 +130,29 @@ def check_budget(run: dict, messages: list, fmt: str, budget: int, keep_last: in
     if left:
         raise Fail(f"budget_chars={budget}：清除后工具结果一共还有 {total} 字符，超出预算，"
                    f"可还有 {len(left)} 个能清的旧结果没清（最旧的是 {left[0].call_id}，{left[0].size} 字符）")
+
+
+def check_stops_at_budget(run: dict, messages: list, fmt: str, budget: int, keep_last: int,
+                          exempt: tuple = ()) -> None:
+    """Nothing cleared within the budget, and clearing stopped as soon as the results fitted: with the newest
+    cleared result put back, they would be over the budget again. Judged only when the cleared ones are the
+    oldest (another order is check_oldest_first's to report, and "stopped early" means nothing there)."""
+    before, after = _aligned(run, messages, fmt)
+    changed = [i for i, (b, a) in enumerate(zip(before, after)) if a.size != b.size]
+    if not changed:
+        return
+    candidates = [i for i, b in enumerate(before[:max(len(before) - keep_last, 0)]) if b.name not in exempt]
+    if any(i < changed[-1] and i not in changed for i in candidates):
+        return
+    first = sum(b.size for b in before)
+    if first <= budget:
+        raise Fail(f"budget_chars={budget}：所有结果一共 {first} 字符，本来就没超预算，却清除了 {len(changed)} 个："
+                   "没超预算时应原样返回")
+    last, total = changed[-1], sum(a.size for a in after)
+    back = total - after[last].size + before[last].size
+    if back <= budget:
+        raise Fail(f"budget_chars={budget}：清除了 {len(changed)} 个结果，可不清最后那个 {before[last].call_id}，"
+                   f"结果一共 {back} 字符，已经在预算之内：清到不超过预算就该停，多清的结果模型还用得上")
 
 
 def check_keeps_last(run: dict, messages: list, fmt: str, keep_last: int) -> None:

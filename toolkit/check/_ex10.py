@@ -6,18 +6,22 @@ from __future__ import annotations
 from typing import Any
 
 from ._clearing import (_aligned, check_budget, check_keeps_last, check_oldest_first, check_pairs, check_says_how,
-                        check_untouched, clear_run, history, results_chars)
+                        budget_for, check_stops_at_budget, check_untouched, clear_run, history,
+                        results_chars)
 from ._core import Check, Exercise, Fail
 
 FMT = "anthropic"
 EXEMPT = ("send_notice",)
-CASES = ((11, 0.7, 2), (12, 0.3, 3), (13, 0.0, 1))  # (seed, budget as a share of the results' size, keep_last)
+# (seed, budget, keep_last); the budget a share of the results' size (a float) or that size less some characters
+# (an int): one clearing is then enough, and in seed 24 the first user message holds two results
+CASES = ((11, 0.7, 2), (12, 0.3, 3), (13, 0.0, 1))
+NEAR = ((14, 0.9, 1), (15, 0.8, 2), (16, 1.0, 1), (24, 1, 2))
 
 
 def _runs(play: Any, exempt: tuple = EXEMPT, cases: tuple = CASES):
     for seed, share, keep_last in cases:
         messages = history(FMT, seed)
-        budget = int(results_chars(messages, FMT) * share)
+        budget = budget_for(results_chars(messages, FMT), share)
         run = play.run("clear_run", messages=messages, args=(budget,),
                        kwargs={"keep_last": keep_last, "exempt": exempt})
         yield run, messages, budget, keep_last
@@ -31,6 +35,18 @@ def check_pairs_intact(play: Any) -> None:
 def check_within_budget(play: Any) -> None:
     for run, messages, budget, keep_last in _runs(play):
         check_budget(run, messages, FMT, budget, keep_last, EXEMPT)
+
+
+def check_stops_once_within(play: Any) -> None:
+    for run, messages, budget, keep_last in _runs(play, cases=CASES + NEAR):
+        check_stops_at_budget(run, messages, FMT, budget, keep_last, EXEMPT)
+
+
+def check_nothing_within_budget(play: Any) -> None:
+    messages = history(FMT, 17, turns=2)
+    run = play.run("clear_run", messages=messages, args=(1_000_000,), kwargs={"keep_last": 1, "exempt": EXEMPT})
+    if run["out"] != messages:
+        raise Fail("所有结果加起来没超预算时，应原样返回，不清除任何结果")
 
 
 def check_keeps_last_results(play: Any) -> None:
@@ -68,6 +84,7 @@ def check_random_histories(play: Any) -> None:
         try:
             check_pairs(run, messages, FMT)
             check_budget(run, messages, FMT, budget, keep_last, EXEMPT)
+            check_stops_at_budget(run, messages, FMT, budget, keep_last, EXEMPT)
             check_keeps_last(run, messages, FMT, keep_last)
             check_untouched(run)
         except Fail as exc:
@@ -79,6 +96,10 @@ EXERCISE = Exercise("10", "10_long_runs", "Anthropic 格式的清除：一条消
           "只替换 tool_result 块的 content；同一条 user 消息里的其他块不动", check_pairs_intact),
     Check("within_budget", "清除后所有 tool_result 加起来不超过 budget_chars（做得到时）",
           "按块出现的顺序从最旧的清，直到总字符数不超过预算", check_within_budget),
+    Check("stops_at_budget", "清到不超过预算就停，不多清", "每清一个就重新算总数，一到预算之内就 break",
+          check_stops_once_within),
+    Check("nothing_within_budget", "没超预算时原样返回", "先算总字符数，不超预算就直接返回（清除前先比较）",
+          check_nothing_within_budget),
     Check("keeps_last", "最后 keep_last 个结果原样保留（按块数，不按消息条数）",
           "先把所有 tool_result 块按顺序列出来，再取最后 keep_last 个", check_keeps_last_results),
     Check("exempt_kept", "exempt 里的工具（如 send_notice）的结果永远保留",
@@ -87,6 +108,6 @@ EXERCISE = Exercise("10", "10_long_runs", "Anthropic 格式的清除：一条消
     Check("says_how_back", "占位文字说明原来是什么、怎么取回", "和第 10 章一样：read_more(result_id=…) 或工具名加原来的参数",
           check_says_how_back),
     Check("input_untouched", "不改动传进来的列表", "copy.deepcopy(messages) 之后再改", check_input_untouched),
-    Check("random_histories", "20 段随机对话都满足配对、预算、保留最新、不改输入",
+    Check("random_histories", "20 段随机对话都满足配对、预算、清到预算就停、保留最新、不改输入",
           "预算为 0、keep_last 为 0 时也要成立", check_random_histories),
 ), probes=(clear_run,))

@@ -25,7 +25,7 @@ import os
 import sys
 import tempfile
 import threading
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import mcp.types as types
 from mcp.client.session import ClientSession
@@ -34,7 +34,7 @@ from mcp.shared.exceptions import MCPError
 
 from ..registry import Tool, ToolRegistry
 from ..results import ErrorCode, safe_str
-from .results import KIND_META, envelope_from_result, error_envelope
+from .results import APPROVAL_META, KIND_META, envelope_from_result, error_envelope
 
 __all__ = ["MCPServer", "COURSE_SERVER"]
 
@@ -50,21 +50,32 @@ def _jsonrpc_error(name: str, exc: MCPError, source: dict) -> dict:
                           not refused, source)
 
 
+def _names(given: Iterable[str] | str) -> set[str]:
+    """One tool name (a str) or names, as a set."""
+    return {given} if isinstance(given, str) else set(given)
+
+
 class MCPServer:
     """One MCP server over stdio, started as a subprocess when first needed (see the module's doc).
 
     command/args: how to start it (default: this Python, `-m toolkit.mcp.server`, plus `extra_args`);
     env: extra environment variables (the TOOLKIT_* ones of this process are passed on);
-    call_timeout: real seconds one call may take; start_timeout: real seconds to start and list tools.
+    call_timeout: real seconds one call may take; timeouts: a tool name -> its own limit, where one tool
+    may take longer or must fail faster than the rest; start_timeout: real seconds to start and list tools.
     """
 
     def __init__(self, command: str | None = None, args: Sequence[str] | None = None, *,
                  extra_args: Sequence[str] = (), env: dict[str, str] | None = None,
-                 call_timeout: float = 10.0, start_timeout: float = 30.0, name: str = "mcp") -> None:
+                 call_timeout: float = 10.0, timeouts: dict[str, float] | None = None,
+                 start_timeout: float = 30.0, name: str = "mcp") -> None:
         self.command = command or sys.executable
         self.args = [*(COURSE_SERVER if args is None else args), *extra_args]
         self.env = {k: v for k, v in os.environ.items() if k.startswith("TOOLKIT_")} | dict(env or {})
         self.call_timeout, self.start_timeout, self.name = call_timeout, start_timeout, name
+        self.timeouts = dict(timeouts or {})
+        for limit in (call_timeout, start_timeout, *self.timeouts.values()):
+            if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not limit > 0:
+                raise ValueError(f"时间上限应是大于 0 的秒数，收到 {limit!r}")
         self.starts = 0
         self.tools: dict[str, types.Tool] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -164,11 +175,12 @@ class MCPServer:
         except (TimeoutError, ConnectionError, OSError) as exc:
             return error_envelope(ErrorCode.CONNECTION, safe_str(exc, 400), True, source)
         request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+        limit = self.timeouts.get(name, self.call_timeout)
         try:  # send_request, not call_tool: the outputSchema check is ours (an error result, not an exception)
-            result = await asyncio.wait_for(session.send_request(request, types.CallToolResult), self.call_timeout)
+            result = await asyncio.wait_for(session.send_request(request, types.CallToolResult), limit)
         except TimeoutError:
             await self._disconnect()
-            return error_envelope(ErrorCode.TIMEOUT, f"MCP 工具 {name} 在 {self.call_timeout:g} 秒内没有返回，"
+            return error_envelope(ErrorCode.TIMEOUT, f"MCP 工具 {name} 在 {limit:g} 秒内没有返回，"
                                   "已停止服务器，下次调用会重新启动它", True, source)
         except Exception as exc:  # the connection closed (the server died), a JSON-RPC error, a malformed result
             if isinstance(exc, MCPError) and exc.code != types.CONNECTION_CLOSED:
@@ -194,19 +206,38 @@ class MCPServer:
         self._submit(self._connect()).result()
         return list(self.tools.values())
 
-    def registry(self) -> ToolRegistry:
-        """A ToolRegistry of the server's tools: their schemas as listed, each call sent over MCP.
+    def registry(self, names: Iterable[str] | None = None, *,
+                 needs_approval: Iterable[str] | str | None = None) -> ToolRegistry:
+        """A ToolRegistry of the server's tools (or of those in `names`): their schemas as listed, each call sent
+        over MCP.
 
-        A tool's kind comes from `_meta["toolresultlab/kind"]`; it writes unless it is
-        annotated readOnlyHint (MCP's default), so a timed-out call of it is not retried.
+        A tool's kind comes from `_meta["toolresultlab/kind"]`; it writes unless it is annotated readOnlyHint
+        (MCP's default), so a timed-out call of it is not retried. Which calls wait for a person's yes under
+        run_agent: the tools in `needs_approval` (a name or names) when given; else what the server says in
+        `_meta["toolresultlab/needs_approval"]` (the course's server marks send_notice); else, for a server that
+        says nothing, every tool that writes (MCP asks hosts to let a person deny a call). Raises ValueError
+        for a name in `names` or `needs_approval` the server does not list.
         """
+        listed = self.list_tools()
+        known = {tool.name for tool in listed}
+        wanted = None if names is None else _names(names)
+        asked = None if needs_approval is None else _names(needs_approval)
+        for given in (wanted, asked):
+            unknown = sorted((given or set()) - known)
+            if unknown:
+                raise ValueError(f"MCP 服务器没有列出工具 {'、'.join(unknown)}（它列出的：{'、'.join(sorted(known))}）")
         registry = ToolRegistry()
-        for tool in self.list_tools():
+        for tool in listed:
+            if wanted is not None and tool.name not in wanted:
+                continue
             read_only = bool(tool.annotations and tool.annotations.read_only_hint)
-            kind = (tool.meta or {}).get(KIND_META)
+            meta = tool.meta or {}
+            kind, marked = meta.get(KIND_META), meta.get(APPROVAL_META)
+            asks = (tool.name in asked if asked is not None else marked if isinstance(marked, bool)
+                    else not read_only)
             registry.add(Tool(tool.name, self._caller(tool.name), tool.description or tool.name,
                               dict(tool.input_schema), kind if kind in ("query", "read", "write") else None,
-                              writes=not read_only))
+                              writes=not read_only, needs_approval=asks))
         return registry
 
     def _caller(self, name: str) -> Any:

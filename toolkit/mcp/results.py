@@ -22,10 +22,11 @@ from typing import Any
 from ..registry import _jsonschema
 from ..results import ErrorCode, safe_str
 
-__all__ = ["ERROR_META", "KIND_META", "INVALID_STRUCTURED_CONTENT", "envelope_from_result", "error_envelope", "block_value"]
+__all__ = ["APPROVAL_META", "ERROR_META", "KIND_META", "INVALID_STRUCTURED_CONTENT", "envelope_from_result", "error_envelope", "block_value"]
 
 ERROR_META = "toolresultlab/error"  # {"code": ..., "retryable": bool} beside an isError result
 KIND_META = "toolresultlab/kind"    # a tool's kind in the toolkit ("query" / "read" / "write")
+APPROVAL_META = "toolresultlab/needs_approval"  # True when a call waits for a person's yes (toolkit.approval)
 INVALID_STRUCTURED_CONTENT = "INVALID_STRUCTURED_CONTENT"
 
 

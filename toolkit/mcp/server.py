@@ -1,7 +1,8 @@
 """The course's tools served over MCP (stdio): `python -m toolkit.mcp.server [--demo]`.
 
 Each tool of `toolkit.tools.default_registry()` is listed with its JSON schema
-(inputSchema), an outputSchema for the data it returns, and readOnlyHint; a call
+(inputSchema), an outputSchema for the data it returns, readOnlyHint, and whether a
+call waits for a person's yes (`_meta["toolresultlab/needs_approval"]`); a call
 runs the tool and opens its {status, data, source, error} envelope once:
 success is the data as structuredContent (and as JSON text), a failure is
 isError with the message as text and the toolkit's error code and kind in
@@ -11,7 +12,8 @@ reads a plain MCP error).
 `--demo` adds the tools the course and its tests use to show what can go wrong
 after a call leaves: a tool that waits (a hanging server), one that ends the
 server mid-call, image and resource blocks, structured content that breaks its
-own outputSchema, and error results with and without the toolkit's code.
+own outputSchema, and error results with and without the toolkit's code; and chapter
+10's write, send_notice (into an outbox of the server's own), which needs approval.
 """
 from __future__ import annotations
 
@@ -29,7 +31,8 @@ from mcp.server.stdio import stdio_server
 from ..registry import ToolRegistry
 from ..results import classify_error, unwrap_envelope
 from ..tools import default_registry
-from .results import ERROR_META, KIND_META
+from ..tools.orders import Outbox, register_send_notice
+from .results import APPROVAL_META, ERROR_META, KIND_META
 
 
 _CATEGORY_SALES = {"type": "object", "properties": {"category": {"type": "string"}, "sales": {"type": "number"}},
@@ -106,10 +109,11 @@ def success_result(data: Any) -> types.CallToolResult:
 
 
 def course_tools(registry: ToolRegistry) -> list[types.Tool]:
+    """Each tool as MCP lists it: schemas, readOnlyHint, and in _meta its kind and whether it needs approval."""
     return [types.Tool(name=tool.name, description=tool.description, input_schema=tool.parameters,
                        output_schema=OUTPUT_SCHEMAS.get(tool.name),
                        annotations=types.ToolAnnotations(read_only_hint=not tool.writes),
-                       _meta={KIND_META: tool.kind} if tool.kind else None)
+                       _meta={APPROVAL_META: tool.needs_approval, **({KIND_META: tool.kind} if tool.kind else {})})
             for tool in registry]
 
 
@@ -157,7 +161,7 @@ async def run_demo_tool(name: str, arguments: dict) -> types.CallToolResult:
 
 
 def build_server(demo: bool = False) -> Server:
-    registry = default_registry()
+    registry = register_send_notice(default_registry(), Outbox()) if demo else default_registry()
     listed = course_tools(registry) + (DEMO_TOOLS if demo else [])
     demo_names = {tool.name for tool in DEMO_TOOLS} if demo else set()
 
@@ -181,7 +185,7 @@ async def serve(demo: bool = False) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="The course's tools over MCP (stdio)")
-    parser.add_argument("--demo", action="store_true", help="also list the demo tools (hang, crash, blocks, errors)")
+    parser.add_argument("--demo", action="store_true", help="also list the demo tools (hang, crash, blocks, errors, a write)")
     anyio.run(serve, parser.parse_args(argv).demo)
 
 

@@ -8,7 +8,8 @@ fmt="mcp")` and `format_tool_message(..., fmt="mcp")` speak MCP:
   toolkit's tool content as a text block, and as structuredContent when it is a
   JSON object; isError from the result;
 - parse_call: a tools/call request {"jsonrpc", "id", "method", "params": {"name", "arguments"}}.
-tests/test_mcp.py validates all three against the SDK's own pydantic types.
+tests/test_mcp.py validates all three against the SDK's own pydantic types, key by key as the SDK writes them
+(camelCase: the SDK's models also accept snake_case field names, which MCP peers do not read).
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from ..registry import ToolRegistry
 from ._files import DataDir, envelope, error_envelope, find_input
 
-__all__ = ["ORDER_STATUSES", "Outbox", "orders_registry", "query_orders", "read_more_tool"]
+__all__ = ["ORDER_STATUSES", "Outbox", "orders_registry", "query_orders", "read_more_tool", "register_send_notice"]
 
 ORDERS_FILE = "query_orders_200.json"
 ORDER_STATUSES = ("已支付", "已发货", "已完成", "已退款")
@@ -82,6 +82,12 @@ def orders_registry(executor: Any, outbox: Outbox | None = None, *, data_dir: Da
                       parameters={"type": "object", "properties": {"result_id": {"type": "integer", "minimum": 1},
                                                                    "offset": _INT},
                                   "required": ["result_id"], "additionalProperties": False})
+    register_send_notice(registry, outbox)
+    return registry
+
+
+def register_send_notice(registry: ToolRegistry, outbox: Outbox) -> ToolRegistry:
+    """Add send_notice (into `outbox`) to `registry`: a write that needs approval. Returns the registry."""
     registry.register(outbox.send_notice, name="send_notice",
                       description="给一位客户发送通知（写操作：会真的发出去，需要人工批准）",
                       parameters={"type": "object", "properties": {

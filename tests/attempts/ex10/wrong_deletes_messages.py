@@ -2,6 +2,7 @@
 
 fails: pairs_intact | 消息条数变了
 fails: within_budget | 工具结果从
+fails: stops_at_budget | 工具结果从
 fails: keeps_last | 工具结果从
 fails: exempt_kept | 工具结果从
 fails: oldest_first | 工具结果从

@@ -1,6 +1,7 @@
 """Clears the newest results first (skipping only the protected ones): what the model just got goes first.
 
 fails: oldest_first | 应从最旧的开始清
+fails: random_histories | 就该停
 """
 import copy
 import json
