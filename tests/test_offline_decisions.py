@@ -146,3 +146,15 @@ def _answer(results: list[tuple[str, dict]]) -> str:
         messages.append(message)
     body = respond({"model": "offline-stand-in", "messages": messages, "tools": [], "tool_choice": "none"})
     return body["choices"][0]["message"]["content"]
+
+
+def test_a_last_assistant_call_left_unanswered_is_refused_like_the_real_api():
+    """A loop that runs the tool but forgets its tool message: the API says 400, naming the call."""
+    import pytest
+
+    from toolkit.llm.offline import BadRequest
+
+    call = {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": "{}"}}
+    with pytest.raises(BadRequest, match="缺少 call_1"):
+        respond({"model": "offline-stand-in", "messages": [{"role": "user", "content": "问题"},
+                                                          {"role": "assistant", "content": None, "tool_calls": [call]}]})
