@@ -389,7 +389,8 @@ class _Loop(ApprovalGate):
 
     def _message(self, call_id: str, result: ToolResult, decision: dict | None) -> tuple[dict, ToolResult]:
         """The tool message for `result` and its decision, before the task context goes in front (the
-        format_message plug-in's, when it gives a usable one, with the decision added and checked like tool output)."""
+        format_message plug-in's, when it gives a usable one, checked like tool output; the decision is added to
+        a plug-in's message too, toolkit.messages.with_decision, so it reaches the model whatever formats it)."""
         if self.format_message is not None:
             try:
                 message = with_decision(call_plugin(self.format_message, result.name, call_id, result), decision)
