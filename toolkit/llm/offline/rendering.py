@@ -11,7 +11,6 @@ text is answered with its lines that the question asks about, not its head.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from ...knowledge import knowledge_for
@@ -127,8 +126,8 @@ def _is_empty(data: Any) -> bool:
     return data is None or data in ("", [], {}) or (isinstance(data, str) and data.strip() in ("", "[]", "{}"))
 
 
-_ASKING = re.compile(r"多少|几|什么|哪|吗|是否|怎么|如何|为什么|[?？]")
-_CLAUSE = re.compile(r"[，,。；;！!？?\n]")
+_ASKING = ("多少", "几", "什么", "哪", "吗", "是否", "怎么", "如何", "为什么")
+_CLAUSE_END = str.maketrans({c: "\n" for c in "，,。；;！!？?"})
 
 
 def _asked_lines(text: str, question: str) -> list[str]:
@@ -136,9 +135,9 @@ def _asked_lines(text: str, question: str) -> list[str]:
     what a reader quotes to answer it. [] when no line does, or the text is short enough to say whole."""
     if len(text) <= 120 or not question:
         return []
-    clauses = [c for c in _CLAUSE.split(question) if c.strip()]
-    wanted = features(" ".join([c for c in clauses if _ASKING.search(c)] or clauses[-1:]))
-    lines = [line.strip() for line in re.split(r"[\n。]", text[:20000]) if line.strip()]
+    clauses = [c for c in question.translate(_CLAUSE_END).split("\n") if c.strip()]
+    wanted = features(" ".join([c for c in clauses if any(w in c for w in _ASKING)] or clauses[-1:]))
+    lines = [line.strip() for line in text[:20000].replace("。", "\n").split("\n") if line.strip()]
     scores = [len(wanted & features(line)) for line in lines]
     best = max(scores, default=0)
     return [line for line, score in zip(lines, scores) if score == best][:3] if best else []
