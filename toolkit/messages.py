@@ -170,8 +170,10 @@ def with_decision(message: Any, decision: Any) -> Any:
         value = None
     except Exception:  # a message whose own methods raise
         return message
-    if isinstance(value, dict):
-        content = content if "decision" in value else json.dumps({**value, "decision": shown}, ensure_ascii=False)
+    if isinstance(value, dict):  # the field goes in before the closing brace: the plug-in's own text is kept
+        body = content.rstrip()[:-1].rstrip()
+        field = f'"decision": {json.dumps(shown, ensure_ascii=False)}'
+        content = content if "decision" in value else f"{body}{'' if body.endswith('{') else ', '}{field}}}"
     else:
         content = f"{content}\n{DECISION_MARK} {json.dumps(shown, ensure_ascii=False)}"
     return {**dict(dict.items(message)), "content": content}
