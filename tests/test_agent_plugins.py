@@ -42,7 +42,9 @@ def test_format_message_plugin_shapes_what_the_model_reads():
     run, requests = run_add(format_message=my_format)
     assert run.ok and run.tool_results[0].ok
     tool_message = [m for m in requests[1]["messages"] if m["role"] == "tool"][0]
-    assert tool_message["content"] == "add 的结果：3" and tool_message["tool_call_id"] == "call_1_1"
+    text, decision = tool_message["content"].split("\n")  # the plug-in's text, then the road's decision
+    assert text == "add 的结果：3" and tool_message["tool_call_id"] == "call_1_1"
+    assert json.loads(decision.removeprefix("[DECISION] "))["action"] == "present_directly"
 
 
 @pytest.mark.parametrize("bad", [

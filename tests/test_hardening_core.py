@@ -306,7 +306,7 @@ def test_a_format_message_plugins_instructions_get_the_tool_output_warning(shape
             else f"网页内容：{INJECTION}"
         return {"role": "tool", "tool_call_id": call_id, "content": content}
 
-    run, sent = _run_add(format_message=injected)
+    run, sent = _run_add(format_message=injected, evaluate=None)  # the plug-in's text alone (no decision line)
     for content in _everywhere(run, sent):
         if shape == "json":
             payload = json.loads(content)
@@ -340,7 +340,7 @@ def test_only_the_keys_a_tool_message_may_carry_pass():
                 "tool_calls": [{"id": "x", "type": "function", "function": {"name": "add", "arguments": "{}"}}],
                 "name": "admin", "extra": {"secret": KEY}}
 
-    run, sent = _run_add(format_message=overreaching)
+    run, sent = _run_add(format_message=overreaching, evaluate=None)  # no decision added to the content
     kept = [m for m in run.messages if m.get("role") == "tool"]
     for message in (sent[0], kept[0]):
         assert message == {"role": "tool", "tool_call_id": "call_1_1", "content": "3"}
@@ -386,7 +386,7 @@ def test_async_plugins_are_awaited():
     run, sent = _run_add(check=check, evaluate=evaluate, format_message=format_message)
     assert run.check == {"verdict": "ok", "tools": 1}
     assert run.decisions == [{"tool": "add", "action": "present_directly", "suggestion": "异步决定"}]
-    assert sent[0]["content"] == "异步：3"
+    assert sent[0]["content"] == '异步：3\n[DECISION] {"action": "present_directly", "suggestion": "异步决定"}'
 
 
 @pytest.mark.filterwarnings("error")
@@ -642,5 +642,9 @@ def test_what_cannot_be_read_is_a_note_inside_the_data_or_an_error_result():
 def test_a_plugin_message_with_nothing_to_mask_or_flag_keeps_the_plugins_own_text():
     written = json.dumps({"status": "success", "结果": 3})  # ensure_ascii: \u escapes, as the student wrote it
     run, sent = _run_add(format_message=lambda name, call_id, result: {"role": "tool", "tool_call_id": call_id,
-                                                                        "content": written})
+                                                                        "content": written}, evaluate=None)
     assert _everywhere(run, sent) == [written] * 3
+    with_decision, sent = _run_add(format_message=lambda name, call_id, result: {"role": "tool", "tool_call_id": call_id,
+                                                                                 "content": written})
+    for content in _everywhere(with_decision, sent):  # the decision goes in, the student's own text stays
+        assert content.startswith(written[:-1] + ", ") and json.loads(content)["decision"]["action"] == "present_directly"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import inspect
 import json
 import shutil
 import tempfile
@@ -27,7 +28,7 @@ from .clock import SimulatedClock, use_clock
 from .executor import ToolExecutor
 from .mine import SLOTS, Piece
 
-__all__ = ["CASES", "Case", "Comparison", "Outcome", "compare", "run_case"]
+__all__ = ["CASES", "Case", "Comparison", "Outcome", "PieceExited", "compare", "run_case"]
 
 _FAULTS = Path(__file__).resolve().parent.parent / "data" / "faults" / "sales"
 SALES_QUESTION = "哪个类别的销售额最高？总销售额是多少？"
@@ -117,10 +118,21 @@ CASES: tuple[Case, ...] = (
 )
 
 
-def _toolkit_check(answer: str, results: list) -> Any:
+_TOTAL_WORDS = ("总计", "合计", "总额", "总销售额", "一共", "总共")
+
+
+def _toolkit_check(question: str, answer: str, results: list) -> Any:
+    """check_answer with the question: every number from the tools, and a question that asks for a total
+    (总计是多少) needs a total in the answer when the tools succeeded (a dump cut before the total fails)."""
+    from .claims import total_claims
     from .verify import check_answer
 
-    return check_answer(answer, *results) if results else None
+    if not results:
+        return None
+    verdict = check_answer(answer, *results, question=question)
+    if any(word in question for word in _TOTAL_WORDS) and all(r.ok for r in results) and not total_claims(answer):
+        return dataclasses.replace(verdict, ok=False, mismatches=[*verdict.mismatches, "问题问的是总计，回答里没有给出总计"])
+    return verdict
 
 
 def _short(text: str, limit: int = 70) -> str:
@@ -152,8 +164,9 @@ class Outcome:
             found.append("插件出错：" + "；".join(_short(e) for e in self.plugin_errors))
         if self.statuses != other.statuses:
             found.append(f"工具结果 {' / '.join(self.statuses)}（toolkit：{' / '.join(other.statuses)}）")
-        if self.messages != other.messages and not self.plugin_errors:
-            found.append("模型读到的 tool 消息不同")
+        if self.messages != other.messages and not self.plugin_errors:  # a different status says enough
+            found.append(_message_reason(self.messages, other.messages) if self.statuses == other.statuses
+                         else "模型读到的 tool 消息不同")
         if self.verdict != other.verdict:
             found.append(f"验收：{self.verdict}（toolkit：{other.verdict}）")
         if self.answer != other.answer:
@@ -161,12 +174,89 @@ class Outcome:
         return found
 
 
+class PieceExited(Exception):
+    """A student's piece called sys.exit() (or raised SystemExit): in the capstone that is the piece's failure."""
+
+
+def _exited(exc: SystemExit) -> PieceExited:
+    return PieceExited(f"你的函数调用了 sys.exit({'' if exc.code is None else repr(exc.code)})：部件出错时应该抛出异常或"
+                       "返回错误结果，不能结束整个程序")
+
+
+def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` with a SystemExit it raises (or its awaitable raises) turned into PieceExited, the plug-in points'
+    PLUGIN_ERROR; its signature kept (functools.wraps: a `next_step` parameter is still seen)."""
+    async def awaited(value: Any) -> Any:
+        try:
+            return await value
+        except SystemExit as exc:
+            raise _exited(exc) from None
+
+    if inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def guarded_async(*args: Any, **kwargs: Any) -> Any:
+            return await awaited(fn(*args, **kwargs))
+        return guarded_async
+
+    @functools.wraps(fn)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            value = fn(*args, **kwargs)
+        except SystemExit as exc:
+            raise _exited(exc) from None
+        return awaited(value) if inspect.isawaitable(value) else value
+    return guarded
+
+
+def _object(message: str) -> dict | None:
+    """A tool message's content as a JSON object ([TASK_CONTEXT] block left out), or None."""
+    from .task_context import split_task_context
+
+    try:
+        value = json.loads(split_task_context(message)[1])
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _tail(value: Any, size: int = 14) -> str:
+    flat = " ".join((value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)).split())
+    return flat if len(flat) <= size else "…" + flat[-size:]
+
+
+def _message_reason(mine: tuple[str, ...], theirs: tuple[str, ...]) -> str:
+    """Why the tool messages differ, in Chinese: the fields one has and the other lacks, the decision, the
+    end of the result (where a cut shows)."""
+    if len(mine) != len(theirs):
+        return f"模型读到 {len(mine)} 条 tool 消息（toolkit：{len(theirs)} 条）"
+    a, b = next(((x, y) for x, y in zip(mine, theirs) if x != y), ("", ""))
+    yours, toolkit = _object(a), _object(b)
+    if yours is None or toolkit is None:
+        return "模型读到的 tool 消息不同" + ("：你的不是 JSON 对象" if yours is None and toolkit is not None else "")
+    parts = []
+    missing = [k for k in toolkit if k not in yours]
+    if missing:
+        parts.append(f"少了 {'、'.join(missing)}")
+    extra = [k for k in yours if k not in toolkit]
+    if extra:
+        parts.append(f"多了 {'、'.join(extra)}")
+    mine_d, theirs_d = yours.get("decision"), toolkit.get("decision")
+    if mine_d != theirs_d and isinstance(mine_d, dict) and isinstance(theirs_d, dict):
+        actions = (mine_d.get("action"), theirs_d.get("action"))
+        parts.append(f"决定是 {actions[0]}（toolkit：{actions[1]}）" if actions[0] != actions[1] else
+                     f"决定的建议不同（你的：{_short(str(mine_d.get('suggestion')), 24)}）")
+    if yours.get("result") != toolkit.get("result") and "result" in yours and "result" in toolkit:
+        parts.append(f"结果的结尾是「{_tail(yours['result'])}」（toolkit：「{_tail(toolkit['result'])}」）")
+    return "模型读到的 tool 消息" + ("：" + "，".join(parts) if parts else "不同")
+
+
 def run_case(case: Case, pieces: Mapping[str, Callable[..., Any]] | None = None) -> Outcome:
-    """Run `case` with the given pieces (slot -> function) in their plug-in points, the toolkit's elsewhere."""
+    """Run `case` with the given pieces (slot -> function) in their plug-in points, the toolkit's elsewhere.
+    A piece that calls sys.exit() is a PLUGIN_ERROR for that piece, like one that raises."""
     from .agent import run_agent
     from .tools import default_registry
 
-    pieces = dict(pieces or {})
+    pieces = {slot: _guarded(fn) for slot, fn in (pieces or {}).items()}
     with case.setup() as given, use_clock(SimulatedClock(seed=0)):
         registry = given.get("registry") or default_registry()
         executor = ToolExecutor(registry=registry, result_max_chars=given.get("result_max_chars", 8000),
@@ -175,7 +265,7 @@ def run_case(case: Case, pieces: Mapping[str, Callable[..., Any]] | None = None)
         run = run_agent(case.question, registry=registry, executor=executor,
                         format_message=pieces.get("format_message"),
                         **({"evaluate": pieces["evaluate"]} if "evaluate" in pieces else {}),
-                        check=pieces.get("check", _toolkit_check), **extra)
+                        check=pieces.get("check", functools.partial(_toolkit_check, case.question)), **extra)
     errors = [r.error for r in run.tool_results if r.error_code == "PLUGIN_ERROR"]
     if run.error and run.error.startswith("插件 check 出错"):
         errors.append(run.error)
@@ -227,7 +317,8 @@ class Comparison:
 
     def by_piece(self) -> str:
         if not self.saved:
-            return "还没有保存任何部件：上面全部用的是 toolkit 的部件。做完第 01–07 章，用 save(...) 保存你的版本。"
+            return ("还没有保存任何部件：上面全部用的是 toolkit 的部件。第 01–05 章和练习 07 的最后都有一格 "
+                    "save(...)，运行它就把你的版本存进 my_toolkit/。")
         titles = {c.key: c.title for c in CASES}
         lines = []
         for slot in self.saved:

@@ -33,6 +33,7 @@ SLOTS: dict[str, str] = {
     "check": "run_agent(check=…)",
 }
 MY_DIR_ENV = "TOOLKIT_MY_DIR"
+CHECK_DEFER_ENV = "TOOLKIT_CHECK_DEFER"  # set by `python -m toolkit.check` while it runs a notebook's cells
 _KEPT = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
          ast.AnnAssign)
 
@@ -96,20 +97,40 @@ def _missing_names(module_source: str, fn_name: str) -> list[str]:
     return sorted(used - defined - local - {fn_name})
 
 
-def save(slot: str, fn: Callable) -> Path:
+def _unwritten(source: str, name: str) -> bool:
+    """Whether function `name` in `source` is still an exercise's stub: its body (after a docstring) is only
+    `raise NotImplementedError`."""
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            body = node.body[1:] if node.body and isinstance(node.body[0], ast.Expr) and isinstance(
+                getattr(node.body[0], "value", None), ast.Constant) else node.body
+            return (len(body) == 1 and isinstance(body[0], ast.Raise) and body[0].exc is not None
+                    and "NotImplementedError" in ast.unparse(body[0].exc))
+    return False
+
+
+def save(slot: str, fn: Callable) -> Path | None:
     """Save `fn` (and the definitions of the cell it was written in) as the student's piece for `slot`.
 
-    Raises ValueError (in Chinese: the student called it) for an unknown slot, something that is not a
-    function written with def, or definitions that use a name defined in another cell.
+    An exercise's function still `raise NotImplementedError` is not saved (one Chinese line says so; None),
+    and neither is anything while `python -m toolkit.check` runs the notebook (TOOLKIT_CHECK_DEFER=1: checking
+    a notebook, a teacher's class included, never writes a toolkit). Raises ValueError (in Chinese: the student
+    called it) for an unknown slot, something that is not a function written with def, or definitions that use
+    a name defined in another cell.
     """
     if slot not in SLOTS:
         raise ValueError(f"没有叫 {slot!r} 的位置；可以保存的位置：{', '.join(SLOTS)}")
     if not callable(fn):
         raise ValueError(f"save 的第二个参数应该是函数，收到的是 {type(fn).__name__}")
+    if os.environ.get(CHECK_DEFER_ENV) == "1":
+        return None
     source = _definitions(_cell_source(fn))
     name = fn.__name__
     if f"def {name}(" not in source and f"class {name}" not in source:
         raise ValueError(f"在 {name} 所在的单元格里找不到它的定义：请把 def {name}(...) 放在单元格的最外层再保存")
+    if _unwritten(source, name):
+        print(f"○ 没有保存：{name} 还是 raise NotImplementedError。写好、检查全部通过后再运行这一格。")
+        return None
     missing = _missing_names(source, name)
     if missing:
         raise ValueError(f"{name} 用到了 {', '.join(missing)}，但它们不在同一个单元格里：把它们挪到同一个单元格，"
@@ -155,11 +176,12 @@ def load() -> dict[str, Piece]:
             continue
         try:
             fn = getattr(_load_file(path), "PIECE", None)
-        except (KeyboardInterrupt, SystemExit):
+        except KeyboardInterrupt:
             raise
-        except BaseException as exc:  # a student's file may raise anything at import, even SyntaxError
+        except BaseException as exc:  # a student's file may raise anything at import, even SyntaxError or sys.exit()
             where = f"第 {exc.lineno} 行" if isinstance(exc, SyntaxError) and exc.lineno else ""
-            pieces[slot] = Piece(slot, None, f"{path.name} 加载失败{where}：{type(exc).__name__}")
+            why = "调用了 sys.exit()" if isinstance(exc, SystemExit) else type(exc).__name__
+            pieces[slot] = Piece(slot, None, f"{path.name} 加载失败{where}：{why}")
             continue
         pieces[slot] = (Piece(slot, fn, None) if callable(fn)
                         else Piece(slot, None, f"{path.name} 里没有 PIECE = 你的函数"))

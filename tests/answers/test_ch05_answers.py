@@ -88,4 +88,21 @@ def test_q4_a_success_with_a_step_left_calls_more_tools_and_the_two_argument_ver
     assert [(d["tool"], d["action"]) for d in toolkit_run.decisions] == [
         ("get_weather", "call_more_tools"), ("search_flights", "present_directly")]
     assert "接着调用工具完成：查北京到上海的航班；全部完成后再回答" in toolkit_run.decisions[0]["suggestion"]
-    assert [d["action"] for d in my_run.decisions] == ["present_directly", "present_directly"]
+    assert [r.name for r in toolkit_run.tool_results] == ["get_weather", "search_flights"]
+    # the two-argument version says present_directly on the weather: the model answers there, flights not asked
+    assert [d["action"] for d in my_run.decisions] == ["present_directly"]
+    assert [r.name for r in my_run.tool_results] == ["get_weather"] and "search_flights" not in my_run.answer
+
+
+def test_the_picker_says_what_a_page_without_widgets_shows_the_stored_table():
+    """Section 6's claim about pages: the stored output is the widget, a table of the picked result and its
+    decision (shown where widgets are not), and one line of text (shown where only text is)."""
+    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+    text = next("".join(c["source"]) for c in cells if "".join(c["source"]).startswith("## 6. 自己试：决策选择器"))
+    assert "显示那张表" in text and "只能显示纯文本的地方，才只剩下面这一行字" in text
+    picker = next(c for c in cells if c["cell_type"] == "code" and "DecisionPicker(" in "".join(c["source"]))
+    [bundle] = [o["data"] for o in picker["outputs"] if o.get("output_type") == "execute_result"]
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    table = "".join(bundle["text/html"])
+    assert "<table" in table and "A0002 是否完成（False）" in table and "present_directly" in table and "建议" in table
+    assert len("".join(bundle["text/plain"]).splitlines()) == 1

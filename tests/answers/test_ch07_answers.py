@@ -110,3 +110,22 @@ def test_q3_the_trace_stops_at_the_model_tool_message_and_tool_result_agree_with
     by_hand = sum(int(r["quantity"]) * int(r["unit_price"]) for r in rows)
     monitors = sum(int(r["quantity"]) * int(r["unit_price"]) for r in rows if r["category"] == "显示器")
     assert (by_hand, monitors) == (9692, 4495)
+
+
+def test_every_row_of_the_troubleshooting_table_is_reproduced_with_what_the_student_sees():
+    """Section 10 (optional) claims each row of the table is reproduced; the stored outputs (nbval compares them
+    with a fresh run) show the symptom the row names."""
+    cells = json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]
+    start = next(i for i, c in enumerate(cells) if "## 10. 选读 · 排错" in "".join(c["source"]))
+    end = next(i for i, c in enumerate(cells) if "## 11. 选读" in "".join(c["source"]))
+    shown = "\n".join("".join(o.get("text", "")) for c in cells[start:end] if c["cell_type"] == "code"
+                      for o in c["outputs"])
+    assert "finish_reason: stop ；tool_calls: None" in shown                       # the model did not call the tool
+    assert "① 什么都没追加 → finish_reason: tool_calls" in shown                    # the tool ran, the model never saw it
+    assert "② 漏了 tool 消息 → HTTP 400" in shown and "tool 消息，缺少 call_" in shown
+    assert shown.count("ConfigError：") == 2 and "占位文字" in shown and "https://" in shown   # a bad .env file
+    assert "认证失败（HTTP 401）" in shown
+    assert "模型没有返回文本回答（finish_reason=length）" in shown                  # the reply has no text
+    assert "结束方式： max_turns" in shown
+    dotenv_cell = next("".join(c["source"]) for c in cells[start:end] if "bad_dotenvs" in "".join(c["source"]))
+    assert "tempfile.TemporaryDirectory()" in dotenv_cell and "dotenv_path=dotenv" in dotenv_cell

@@ -1,4 +1,10 @@
-"""The honest model's turn: call the next tool the question (or the [TASK_CONTEXT]) needs, else answer."""
+"""The honest model's turn: call the next tool the question (or the [TASK_CONTEXT]) needs, else answer.
+
+After a tool result, the road's decision in its message comes first (offline.decision): call_more_tools makes
+it call the next step (the [TASK_CONTEXT]'s, else the one the suggestion names); any other decision makes it
+answer now, even with task steps left; without a decision (evaluate=None), or after retry_with_broader_query,
+the [TASK_CONTEXT]'s next step decides.
+"""
 from __future__ import annotations
 
 import json
@@ -6,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...readback import read_tool_content
+from .decision import decision_in
 from .longrun import longrun_reply
 from .planning import Step, plan, step_for
 from .rendering import answer_from_results, missing_answer, no_tool_answer
@@ -72,9 +79,15 @@ def honest_reply(view: View, tools: list[OfferedTool], tool_choice: Any) -> Repl
         return Reply(*long)
     if not view.results:
         return _first_turn(view, tools, tool_choice)
+    decision = decision_in(view.results[-1][1])
+    if decision is not None and decision.action not in ("call_more_tools", "retry_with_broader_query"):
+        return Reply(text=answer_from_results(view))  # the program decided: answer (or report) now
     nxt = _next_step_text(view)
-    if nxt:
-        steps = plan(nxt, tools, view.question)
-        if steps and not steps[0].missing and not _already_called(view, steps[0]):
-            return call(steps[0])
+    steps = plan(nxt, tools, view.question) if nxt else []
+    ready = steps and not steps[0].missing and not _already_called(view, steps[0])
+    if not ready and decision is not None and decision.action == "call_more_tools":
+        # call_more_tools: the suggestion may name what is done before what is left; the first step not done
+        steps = [s for s in plan(decision.suggestion, tools, view.question) if not _already_called(view, s)]
+    if steps and not steps[0].missing and not _already_called(view, steps[0]):
+        return call(steps[0])
     return Reply(text=answer_from_results(view))

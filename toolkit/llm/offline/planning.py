@@ -8,7 +8,7 @@ from ...task_context import split_steps
 from .arguments import extract_arguments
 from .request import OfferedTool
 
-__all__ = ["Step", "plan", "step_for", "best_tool"]
+__all__ = ["Step", "plan", "step_for", "best_tool", "features"]
 
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _SYNONYMS = {"机票": "航班", "飞机": "航班", "气温": "天气", "温度": "天气", "下雨": "天气",
@@ -26,6 +26,11 @@ class Step:
     tool: str
     args: dict
     missing: tuple[str, ...] = ()
+
+
+def features(text: str) -> set[str]:
+    """The words of `text` a tool or a line is matched on: Chinese bigrams (synonyms added), Latin words."""
+    return _features(text)
 
 
 def _features(text: str) -> set[str]:

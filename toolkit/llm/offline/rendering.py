@@ -2,7 +2,11 @@
 
 The status comes from the structured tool message (toolkit.readback), and each
 tool's wording (field labels, a whole-answer renderer) from its ToolKnowledge;
-only field names any tool might use are labelled here.
+only field names any tool might use are labelled here. The road's decision in a
+message (offline.decision) changes how its result is used: a result the program
+judged failed is not used, a broadened one is presented as reference only, and
+the suggestion is quoted wherever it says what the data alone does not. A long
+text is answered with its lines that the question asks about, not its head.
 """
 from __future__ import annotations
 
@@ -13,6 +17,8 @@ from ...knowledge import knowledge_for
 from ...readback import ToolReading, read_tool_content
 from ...results import safe_str
 from ...safety import detect_instructions
+from .decision import Decision, decision_in, without_decision_line
+from .planning import features
 from .request import OfferedTool, View
 
 __all__ = ["TAG", "answer_from_results", "no_tool_answer", "missing_answer", "GENERIC_LABELS"]
@@ -86,12 +92,55 @@ class _Words:
         return self.value(data)
 
 
-def _render_error(tool: str, reading: ToolReading) -> str:
+def _suggested(decision: Decision | None) -> str:
+    """The decision's suggestion as quoted text ("" without one)."""
+    return safe_str(decision.suggestion, 200).rstrip("。") if decision is not None and decision.suggestion else ""
+
+
+def _render_error(tool: str, reading: ToolReading, decision: Decision | None = None) -> str:
     code = f"错误码 {safe_str(reading.error_code, 80)}" if reading.error_code else "没有错误码"
     message = safe_str(reading.error or "工具没有给出原因", 300)
-    hint = "这是暂时性错误，可以稍后再试。" if reading.error_type == "retryable" else ""
+    if _suggested(decision):
+        hint = f"程序的建议：{_suggested(decision)}。"
+    else:
+        hint = "这是暂时性错误，可以稍后再试。" if reading.error_type == "retryable" else ""
     return (f"工具 {tool} 调用失败，分析没有完成（{code}：{message}）。{hint}"
             "没有拿到这部分数据，所以我不给出任何相关数字，也不猜测结果。")
+
+
+def _not_used(tool: str, reading: ToolReading, decision: Decision | None) -> str | None:
+    """What the model says of a result the decision tells it not to use (None: the result is used)."""
+    if decision is None or reading.status == "error":
+        return None
+    said = _suggested(decision) or "没有给出建议"
+    if decision.fails:
+        return (f"工具 {tool} 返回了数据，但程序的决定是 {decision.action}（{said}）："
+                "这一步的结果我不采用，所以不给出相关数字，也不猜测结果。")
+    if decision.action == "retry_with_broader_query" and not _is_empty(reading.data):
+        return (f"程序把工具 {tool} 的结果判为没有查到（{decision.action}：{said}），"
+                "我没有采用这个结果，也不猜测。")
+    return None
+
+
+def _is_empty(data: Any) -> bool:
+    return data is None or data in ("", [], {}) or (isinstance(data, str) and data.strip() in ("", "[]", "{}"))
+
+
+_ASKING = ("多少", "几", "什么", "哪", "吗", "是否", "怎么", "如何", "为什么")
+_CLAUSE_END = str.maketrans({c: "\n" for c in "，,。；;！!？?"})
+
+
+def _asked_lines(text: str, question: str) -> list[str]:
+    """The lines of a long `text` that share the most words with what `question` asks (its asking clause):
+    what a reader quotes to answer it. [] when no line does, or the text is short enough to say whole."""
+    if len(text) <= 120 or not question:
+        return []
+    clauses = [c for c in question.translate(_CLAUSE_END).split("\n") if c.strip()]
+    wanted = features(" ".join([c for c in clauses if any(w in c for w in _ASKING)] or clauses[-1:]))
+    lines = [line.strip() for line in text[:20000].replace("。", "\n").split("\n") if line.strip()]
+    scores = [len(wanted & features(line)) for line in lines]
+    best = max(scores, default=0)
+    return [line for line, score in zip(lines, scores) if score == best][:3] if best else []
 
 
 def _own_render(tool: str, data: Any) -> str | None:
@@ -105,26 +154,48 @@ def _own_render(tool: str, data: Any) -> str | None:
     return text if isinstance(text, str) and text else None
 
 
-def render_reading(tool: str, reading: ToolReading) -> str:
+def render_reading(tool: str, reading: ToolReading, decision: Decision | None = None, question: str = "") -> str:
+    """One result in words, used as `decision` (the road's, read from its message) says."""
     if reading.status == "error":
-        return _render_error(tool, reading)
+        return _render_error(tool, reading, decision)
+    unused = _not_used(tool, reading, decision)
+    if unused is not None:
+        return unused
     words = _Words(tool)
     if reading.status == "partial":
         missing = safe_str(reading.missing or reading.error or "工具没有说明缺了什么", 200)
         return (f"工具 {tool} 只返回了部分结果。已拿到：{words.fields(reading.data)}。"
                 f"缺失部分：{missing}。以上不是完整答案，缺失的部分我不猜测。")
-    return _own_render(tool, reading.data) or f"工具 {tool} 返回：{words.fields(reading.data)}。"
+    if decision is not None and decision.action == "present_broadened":
+        return (f"工具 {tool} 的结果不是按原条件查到的（程序的说明：{_suggested(decision) or '条件被放宽过'}）。"
+                f"仅供参考：{words.fields(reading.data)}。")
+    asked = _asked_lines(reading.data, question) if isinstance(reading.data, str) else []
+    text = _own_render(tool, reading.data) or (
+        f"根据工具 {tool} 返回的内容：{'；'.join(say(line) for line in asked)}。" if asked
+        else f"工具 {tool} 返回：{words.fields(reading.data)}。")
+    if decision is not None and not decision.known:
+        text += f"（程序的决定是 {decision.action}：{_suggested(decision) or '没有给出建议'}。）"
+    return text
 
 
 def answer_from_results(view: View) -> str:
-    readings = [(call.get("name") or "（未知工具）", read_tool_content(content)) for call, content in view.results]
-    lines = [render_reading(safe_str(name, 80), reading) for name, reading in readings]
-    if all(reading.failed for _, reading in readings):
+    contents = [(call.get("name") or "（未知工具）", content) for call, content in view.results]
+    readings = [(name, read_tool_content(without_decision_line(content)), decision_in(content))
+                for name, content in contents]
+    lines = [render_reading(safe_str(name, 80), reading, decision, view.question)
+             for name, reading, decision in readings]
+    last = readings[-1][2] if readings else None
+    if last is not None and last.action == "call_more_tools":  # the program asked for more; no tool could do it
+        lines.append(f"程序的决定是 call_more_tools（{_suggested(last) or '还要调用更多工具'}），"
+                     "但提供的工具做不了这一步：以上只是已经完成的部分。")
+    if all(reading.failed for _, reading, _ in readings):
         lines.insert(0, "分析失败：工具没有返回可用的数据。")
+    elif all(reading.failed or _not_used("", reading, decision) for _, reading, decision in readings):
+        lines.insert(0, "分析没有完成：按程序的决定，这次没有可以采用的工具结果。")
     found: list[str] = []
-    for _, reading in readings:
+    for _, reading, _ in readings:
         _flagged([reading.data, reading.error, reading.missing], found)
-    if found or any(reading.warnings for _, reading in readings):
+    if found or any(reading.warnings for _, reading, _ in readings):
         quote = f"（“{safe_str(found[0], 40)}”）" if found else ""
         lines.append(f"注意：工具输出里夹带了指令{quote}。工具结果只是数据，不是指令，我没有照做。")
     return TAG + "\n".join(lines)

@@ -102,7 +102,8 @@ def read_messages(request: dict) -> list[dict]:
 
 def _check_pairs(messages: list[dict]) -> None:
     """Refuse what the real API refuses: an assistant's tool calls not each answered by a tool message right after
-    it, or a tool message that answers no call before it (clearing a conversation by deleting messages does that)."""
+    it (the last message included), or a tool message that answers no call before it (clearing a conversation by
+    deleting messages does that)."""
     open_ids: list[str] = []
     for i, message in enumerate(messages):
         if message["role"] == "tool":
@@ -116,6 +117,10 @@ def _check_pairs(messages: list[dict]) -> None:
             raise BadRequest(f"messages[{i}]：带 tool_calls 的 assistant 消息后面必须紧跟回应每个 tool_call_id 的 tool 消息，"
                              f"缺少 {', '.join(safe_str(c, 60) for c in open_ids)}", param=f"messages[{i}]")
         open_ids = [str(c.get("id")) for c in _calls_of(message)]
+    if open_ids:  # the last assistant message's calls were never answered (a loop that forgot its tool messages)
+        raise BadRequest(f"messages[{len(messages) - 1}]：带 tool_calls 的 assistant 消息后面必须紧跟回应每个 "
+                         f"tool_call_id 的 tool 消息，缺少 {', '.join(safe_str(c, 60) for c in open_ids)}",
+                         param=f"messages[{len(messages) - 1}]")
 
 
 def read_model(request: dict) -> tuple[str, str]:
