@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from toolkit import ToolRegistry, ToolResult, evaluate_tool_result
 from toolkit.agent import run_agent
 from toolkit.clock import SimulatedClock, use_clock
 from toolkit.llm.offline import respond
-from toolkit.messages import DECISION_MARK, format_tool_message, with_decision
+from toolkit.messages import format_tool_message
+from toolkit.plugins import DECISION_MARK, plugin_message
 
 SALES = "哪个类别销售额最高？总销售额是多少？"
 TWO_STEPS = "先查北京今天的天气，再查北京到上海的航班"
@@ -111,16 +114,20 @@ def test_the_decision_reaches_the_model_through_a_format_message_plugin():
         assert DECISION_MARK not in good.answer  # the decision line is not read as data
 
 
-def test_with_decision_keeps_a_plugins_own_decision_and_leaves_bad_messages_alone():
+def test_a_plugins_message_gets_the_decision_once_and_keeps_its_own():
     decision = {"action": "retry", "suggestion": "稍后再试"}
     own = {"role": "tool", "tool_call_id": "c", "content": json.dumps({"status": "success", "decision": "mine"})}
-    assert with_decision(own, decision) == own
-    for bad in ("text", {"content": 42}, None):
-        assert with_decision(bad, decision) is bad or with_decision(bad, decision) == bad
+    assert plugin_message(own, "c", 1000, decision)["content"] == own["content"]
+    for bad in ("text", {"content": 42}, None):  # not a message: the same Chinese TypeError as without a decision
+        with pytest.raises(TypeError, match="format_message 应返回"):
+            plugin_message(bad, "c", 1000, decision)
     plain = {"role": "tool", "tool_call_id": "c", "content": "ok"}
-    assert with_decision(plain, None) is plain
-    line = with_decision(plain, decision)["content"].split("\n")[-1]
+    assert plugin_message(plain, "c", 1000, None)["content"] == "ok"
+    line = plugin_message(plain, "c", 1000, decision)["content"].split("\n")[-1]
     assert json.loads(line.removeprefix(DECISION_MARK + " ")) == decision
+    long = {"role": "tool", "tool_call_id": "c", "content": json.dumps({"rows": list(range(5000))})}
+    content = plugin_message(long, "c", 1000, decision)["content"]  # room is kept for it within the budget
+    assert len(content) <= 1000 and json.loads(content)["decision"] == decision
 
 
 def test_a_long_text_is_answered_with_the_line_the_question_asks_about():

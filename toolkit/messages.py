@@ -27,7 +27,7 @@ from .shrink import dumps, shrink_json
 from .task_context import TaskContext, split_task_context, with_task_context  # noqa: F401  (re-exported)
 from .wire import WireFormat, get_format, wrap_result
 
-__all__ = ["format_tool_message", "tool_content", "decision_for_model", "with_decision", "DECISION_MARK",
+__all__ = ["format_tool_message", "tool_content", "decision_for_model",
            "TaskContext", "with_task_context", "split_task_context", "WireFormat", "MESSAGE_MAX_CHARS"]
 
 MESSAGE_MAX_CHARS = 100_000  # a safety net; the executor budgets results long before this
@@ -151,30 +151,3 @@ def format_tool_message(tool_name: str, tool_call_id: str, result: Any,
         content = with_task_context(content, task_context)
     return wrap_result(wire, tool_call_id, content, res.status == "error")
 
-
-DECISION_MARK = "[DECISION]"  # the line a decision takes after a plug-in's tool message that is not a JSON object
-
-
-def with_decision(message: Any, decision: Any) -> Any:
-    """A format_message plug-in's `message` with the road's `decision` in it, so the decision reaches the model
-    whatever formats the result: a JSON object content gains "decision" (unless it has one), other text a last
-    line `[DECISION] {"action", "suggestion"}`. Anything that is not a message with text content is returned as
-    it is (toolkit.plugins.plugin_message then says what is wrong). Never raises."""
-    shown = decision_for_model(decision)
-    try:
-        content = dict.get(message, "content") if isinstance(message, dict) and shown is not None else None
-        if not isinstance(content, str):
-            return message
-        content = str.__str__(content)
-        value = json.loads(content) if content.lstrip()[:1] == "{" else None
-    except (ValueError, RecursionError):
-        value = None
-    except Exception:  # a message whose own methods raise
-        return message
-    if isinstance(value, dict):  # the field goes in before the closing brace: the plug-in's own text is kept
-        body = content.rstrip()[:-1].rstrip()
-        field = f'"decision": {json.dumps(shown, ensure_ascii=False)}'
-        content = content if "decision" in value else f"{body}{'' if body.endswith('{') else ', '}{field}}}"
-    else:
-        content = f"{content}\n{DECISION_MARK} {json.dumps(shown, ensure_ascii=False)}"
-    return {**dict(dict.items(message)), "content": content}

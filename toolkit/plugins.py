@@ -29,7 +29,7 @@ from .safety import redact_value, tool_output_warnings
 from .shrink import dumps, shrink_json
 
 __all__ = ["ParseFn", "TruncateFn", "RetryFn", "PluginError", "apply_parse", "apply_truncate", "run_retry_plugin",
-           "own_failure", "cancelled_from_outside", "is_awaitable", "plugin_message", "MESSAGE_FIELDS_CHARS"]
+           "own_failure", "cancelled_from_outside", "is_awaitable", "plugin_message", "DECISION_MARK", "MESSAGE_FIELDS_CHARS"]
 
 MESSAGE_FIELDS_CHARS = 2000  # a plug-in's tool message may hold the result's budget plus this much around it
 
@@ -273,7 +273,10 @@ def _outcome(counted: "_Counted", value: Any, start: float) -> RetryOutcome:
                         data=data, source=source)
 
 
-def plugin_message(message: Any, call_id: str, max_chars: int) -> dict:
+DECISION_MARK = "[DECISION]"  # the line a decision takes after a plug-in's tool message that is not a JSON object
+
+
+def plugin_message(message: Any, call_id: str, max_chars: int, decision: dict | None = None) -> dict:
     """What a format_message plug-in returned, as the Chat Completions API gets it, treated like tool output.
 
     Only {"role": "tool", "tool_call_id": call_id, "content"} pass: no other key
@@ -282,7 +285,10 @@ def plugin_message(message: Any, call_id: str, max_chars: int) -> dict:
     keeps head + tail: toolkit.fitting; a warning comes on top), its secrets are masked (a JSON content
     field by field, toolkit.safety.redact_value), and instruction-like text gets
     the warnings a tool message gets: a JSON object content gains "warnings"
-    after its "status", other text a first line. Raises TypeError (in Chinese)
+    after its "status", other text a first line. `decision` (the road's {"action", "suggestion"} as the model
+    reads it, toolkit.messages.decision_for_model) reaches the model whatever the plug-in wrote: a JSON object
+    gains "decision" (unless it has one; the plug-in's own text is kept), other text a last line
+    `[DECISION] {...}`; room for it is kept within `max_chars`. Raises TypeError (in Chinese)
     when `message` is not a dict with a text "content".
     """
     content, got = None, _type_name(message)
@@ -296,7 +302,8 @@ def plugin_message(message: Any, call_id: str, max_chars: int) -> dict:
     if not is_text:
         raise TypeError(f"format_message 应返回带 content 字符串的消息 dict（{{\"role\": \"tool\", "
                         f"\"tool_call_id\": …, \"content\": …}}），实际返回了 {got}")
-    text, _ = fit_for_model(str.__str__(content), max_chars)
+    field = None if decision is None else json.dumps(decision, ensure_ascii=False)  # the decision, not tool data
+    text, _ = fit_for_model(str.__str__(content), max(1, max_chars - (0 if field is None else len(field) + 16)))
     try:
         parsed = json.loads(text) if text.lstrip()[:1] == "{" else None
     except (ValueError, RecursionError):
@@ -314,8 +321,13 @@ def plugin_message(message: Any, call_id: str, max_chars: int) -> dict:
             value = {**head, "warnings": warnings, **value}
         if value is not parsed:  # nothing to mask or flag: the plug-in's own text stands, as it wrote it
             text = dumps(value)
+        if field is not None and "decision" not in value:  # before the closing brace: the plug-in's text is kept
+            body = text.rstrip()[:-1].rstrip()
+            text = f'{body}{"" if body.endswith("{") else ", "}"decision": {field}}}'
     else:
         text = value if isinstance(value, str) else dumps(value)
         if warnings:
             text = f"⚠ {warnings[0]}\n{text}"
+        if field is not None:
+            text = f"{text}\n{DECISION_MARK} {field}"
     return {"role": "tool", "tool_call_id": call_id, "content": text}

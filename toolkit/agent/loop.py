@@ -47,7 +47,7 @@ from ..clearing import ClearPolicy, context_chars, with_read_more
 from ..clock import get_clock
 from ..decisions import apply_decision, evaluate_tool_result
 from ..executor import ToolExecutor
-from ..messages import format_tool_message, with_decision
+from ..messages import decision_for_model, format_tool_message
 from ..plugins import MESSAGE_FIELDS_CHARS, is_awaitable, own_failure, plugin_message
 from ..registry import ToolRegistry
 from ..results import FATAL, RETRYABLE, ErrorCode, ToolResult, redact, safe_str
@@ -390,12 +390,12 @@ class _Loop(ApprovalGate):
     def _message(self, call_id: str, result: ToolResult, decision: dict | None) -> tuple[dict, ToolResult]:
         """The tool message for `result` and its decision, before the task context goes in front (the
         format_message plug-in's, when it gives a usable one, checked like tool output; the decision is added to
-        a plug-in's message too, toolkit.messages.with_decision, so it reaches the model whatever formats it)."""
+        a plug-in's message too, by toolkit.plugins.plugin_message, so it reaches the model whatever formats it)."""
         if self.format_message is not None:
             try:
-                message = with_decision(call_plugin(self.format_message, result.name, call_id, result), decision)
+                message = call_plugin(self.format_message, result.name, call_id, result)
                 budget = self.executor.result_max_chars + MESSAGE_FIELDS_CHARS
-                return plugin_message(message, call_id, budget), result
+                return plugin_message(message, call_id, budget, decision_for_model(decision)), result
             except BaseException as exc:
                 if not own_failure(exc):
                     raise

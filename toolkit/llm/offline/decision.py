@@ -2,7 +2,7 @@
 
 The agent loop puts its evaluate plug-in's decision in every tool message, as the content's "decision"
 field ({"action", "suggestion"}; toolkit.messages.tool_content), or, after a format_message plug-in's text
-that is not a JSON object, as a last line `[DECISION] {...}` (toolkit.messages.with_decision). The offline
+that is not a JSON object, as a last line `[DECISION] {...}` (toolkit.plugins.plugin_message). The offline
 model reads it the way a real model reads an instruction from the program that framed the choices:
 
 * call_more_tools: it calls the next tool (the [TASK_CONTEXT]'s next step, else the one the suggestion names);
@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ...messages import DECISION_MARK
+from ...plugins import DECISION_MARK
 from ...results import safe_str
 from ...task_context import split_task_context
 
