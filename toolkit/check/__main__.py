@@ -12,20 +12,40 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import BinaryIO, Sequence
 
 
 def _jobs(value: int | None) -> int:
     return value or min(2, os.cpu_count() or 1)
 
 
+def _answer_channel() -> tuple[str, BinaryIO]:
+    """--json (a class report's checker): the key on stdin, read before any student code runs, then stdin closed;
+    the answer goes out on a copy of stdout, and fd 1 becomes stderr, so nothing else can reach the answer."""
+    key = sys.stdin.buffer.readline().decode("ascii", "replace").strip()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    sys.stdin = open(os.devnull, encoding="utf-8")
+    answer = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    return key, answer
+
+
 def check_notebook(path: Path, args: argparse.Namespace) -> int:
+    from ._class import CheckerTampered, _changed, checker_files, sign
     from .notebook import run_notebook
 
+    key, answer = _answer_channel() if args.json else ("", None)
+    before = checker_files()
     run = run_notebook(path, time_limit=args.time_limit, cell_timeout=args.cell_timeout)
-    if args.json:
-        sys.stdout.write(json.dumps(run.to_dict(), ensure_ascii=False))
-        return 0
+    changed = _changed(before)
+    if changed:
+        raise CheckerTampered([path], changed)
+    if answer is not None:
+        payload = json.dumps(run.to_dict(), ensure_ascii=False).encode("utf-8")
+        answer.write(payload + b"\n" + sign(key, payload).encode("ascii") + b"\n")
+        answer.flush()
+        return 0 if run.report.ok else 1
     print(run.report.render())
     for note in run.notes:
         print(f"⚠ {note}")
@@ -98,7 +118,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _student(notebook: Path, class_dir: Path | None) -> str:
+    """Who a notebook belongs to: its student's folder in a class, else the notebook itself."""
+    if class_dir is not None:
+        try:
+            return notebook.resolve().relative_to(class_dir.resolve()).parts[0]
+        except (ValueError, IndexError):
+            pass
+    return str(notebook)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from ._class import CheckerTampered
+    from ._sandbox import harden
+
+    harden()  # this process holds the verdicts: no other process of this user may open its /proc entries
     parser = _parser()
     args = parser.parse_args(argv)
     path = Path(args.path)
@@ -114,6 +148,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"✘ 找不到 {path}", file=sys.stderr)
             return 2
         return check_notebook(path, args)
+    except CheckerTampered as exc:
+        files = "、".join(exc.changed[:5]) + (" 等" if len(exc.changed) > 5 else "")
+        who = "、".join(_student(p, path if args.class_ else None) for p in exc.paths)
+        print(f"✘ 检查 {who} 的时候，检查器自己的文件被改动了：{files}。已停止，结果不可信："
+              "请恢复这些文件（例如 git checkout -- toolkit）后重新运行", file=sys.stderr)
+        return 1
     except ValueError as exc:
         print(f"✘ {exc}", file=sys.stderr)
         return 2

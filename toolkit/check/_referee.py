@@ -121,6 +121,9 @@ def ask(obj: Any, exercise: Exercise, only: Iterable[str] | None = None) -> Repo
 
 def serve() -> None:
     """The referee's loop: judge each request with a warm worker; the protocol owns stdin and stdout."""
+    from ._sandbox import harden
+
+    harden()  # no other process of this user (a worker on a system without namespaces) may open its /proc entries
     requests = os.fdopen(os.dup(0), "rb")
     answers = os.fdopen(os.dup(1), "wb")
     devnull = os.open(os.devnull, os.O_RDWR)

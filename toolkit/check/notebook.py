@@ -36,10 +36,13 @@ class NotebookRun:
     path: Path
     report: Report
     notes: list[str] = field(default_factory=list)
+    unverified: bool = False  # its checker was ended or its answer could not be verified (class report): never a pass
 
     @property
     def status(self) -> str:
-        """done, in_progress, not_started or could_not_run."""
+        """done, in_progress, not_started, could_not_run or unverified."""
+        if self.unverified:
+            return "unverified"
         if self.report.problem:
             return "could_not_run"
         if self.report.ok:
