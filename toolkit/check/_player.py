@@ -18,6 +18,8 @@ request gets a fresh worker with the object loaded again.
 from __future__ import annotations
 
 import multiprocessing
+import random
+import secrets
 import sys
 import types
 from typing import Any, Iterable
@@ -128,6 +130,7 @@ class Player:
         self.printed = ""
         self.sleeps: list[list] = []
         self.last: Any = _NOTHING
+        self.rng = random.Random(0)  # the run's own figures for scenario checks (judge draws them per run)
 
     def start(self) -> None:
         """Load the object into a worker; LoadFailed says why it cannot be."""
@@ -218,10 +221,14 @@ def not_run(exercise: Exercise, checks: Iterable, problem: str) -> Report:
 
 
 def judge(exercise: Exercise, blob: bytes, *, only: Iterable[str] | None = None, time_limit: float = TIME_LIMIT,
-          pool: Pool | None = None) -> Report:
-    """Run the exercise's checks (or those in `only`) against the pickled object `blob`."""
+          pool: Pool | None = None, seed: int | None = None) -> Report:
+    """Run the exercise's checks (or those in `only`) against the pickled object `blob`.
+
+    `play.rng` is drawn here, per run (from `seed` when given): a scenario's figures (tokens, results,
+    Retry-After) differ from one run to the next, so answers replayed from another run do not match."""
     checks = exercise.checks if only is None else tuple(exercise.check(i) for i in only)
     player = Player(exercise, blob, time_limit=time_limit, pool=pool)
+    player.rng = random.Random(secrets.randbits(64) if seed is None else seed)
     try:
         player.start()
     except LoadFailed as exc:
