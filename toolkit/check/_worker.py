@@ -43,7 +43,15 @@ REAL_SLEEPS: list[list] = []  # [kind, seconds] of every real wait asked for dur
 
 
 def _guard_process() -> None:
-    """Streams to nowhere (prints are captured per request), Ctrl-C left to the referee, die with the referee."""
+    """Streams to nowhere (prints are captured per request), Ctrl-C left to the referee, die with the referee.
+
+    A session of its own: os.kill(0, ...) (every process of the caller's group) would otherwise reach the
+    referee, which started this process in its own group."""
+    if hasattr(os, "setsid"):
+        try:
+            os.setsid()
+        except OSError:  # already a group leader
+            pass
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
