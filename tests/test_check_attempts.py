@@ -17,7 +17,7 @@ from toolkit.check._player import Pool, blob_of, judge
 ATTEMPTS = Path(__file__).resolve().parent / "attempts"
 FILES = sorted(ATTEMPTS.glob("ex*/*.py"))
 EXPECT = re.compile(r"^fails:\s*(\S+)\s*\|\s*(.+?)\s*$", re.M)
-KEPT_DESIGN = ("01", "02", "03", "04", "05", "06", "07", "08")  # every exercise has its wrong and valid attempts
+KEPT_DESIGN = EXERCISE_NUMBERS  # every exercise has its wrong and valid attempts, exercise 10 included
 
 
 @pytest.fixture(scope="module")
@@ -67,3 +67,15 @@ def test_every_attempt_names_a_real_check() -> None:
         ids = {c.id for c in get_exercise(path.parent.name[2:]).checks}
         assert set(expected_failures(path)) <= ids, path.name
     assert {p.parent.name[2:] for p in FILES} <= set(EXERCISE_NUMBERS)
+
+
+def test_a_copy_of_the_history_earns_no_point_on_exercise_10(pool: Pool) -> None:
+    """Exercise 10's do-nothing answer (its attempts are its chapter's; this one is the referee's concern): a copy
+    kept the pairs, the newest results, the exempt ones and the input intact, and got 5/8."""
+    def clear_anthropic(messages, budget_chars, keep_last=3, exempt=()):
+        return [dict(m) for m in messages]
+
+    pool.prefetch()
+    report = judge(get_exercise("10"), blob_of(clear_anthropic), pool=pool)
+    assert report.passed == 0, report.render()
+    assert "一个结果也没有清除" in report.result("pairs_intact").reason
