@@ -13,7 +13,6 @@ so a course whose configuration lacks this step gives 0, never full marks).
 """
 from __future__ import annotations
 
-import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -21,12 +20,14 @@ from typing import Any
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
-GRADE_ID = re.compile(r"^ex(\d\d)_(\w+)$")
-
-
-def _graded(cell: Any) -> str | None:
+def _graded(cell: Any) -> tuple[str, str] | None:
+    """(exercise number, check id) of a graded cell, from its grade_id exNN_<check id> (see build.py)."""
     meta = cell.get("metadata", {}).get("nbgrader", {})
-    return meta.get("grade_id") if meta.get("grade") and cell.get("cell_type") == "code" else None
+    grade_id = str(meta.get("grade_id") or "")
+    if not (meta.get("grade") and cell.get("cell_type") == "code" and grade_id[:2] == "ex" and grade_id[4:5] == "_"
+            and grade_id[2:4].isdigit()):
+        return None
+    return grade_id[2:4], grade_id[5:]
 
 
 class RefereeGrades(Preprocessor):
@@ -41,19 +42,17 @@ class RefereeGrades(Preprocessor):
         from ._sandbox import harden
         from .notebook import run_notebook
 
-        graded = [(cell, GRADE_ID.match(_graded(cell) or "")) for cell in nb.cells]
-        graded = [(cell, match) for cell, match in graded if match]
+        graded = [(cell, found) for cell in nb.cells if (found := _graded(cell))]
         if not graded:
             return nb, resources
         harden()
-        exercise = get_exercise(graded[0][1].group(1))
+        exercise = get_exercise(graded[0][1][0])
         with tempfile.TemporaryDirectory(prefix="toolkit-autograde-") as folder:
             path = Path(folder) / f"ex{exercise.stem}.ipynb"
             nbformat.write(nbformat.from_dict(nb), path)
             run = run_notebook(path)
         report = run.report
-        for cell, match in graded:
-            check_id = match.group(2)
+        for cell, (_, check_id) in graded:
             try:
                 result = report.result(check_id)
             except KeyError:
