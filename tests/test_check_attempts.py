@@ -79,3 +79,41 @@ def test_a_copy_of_the_history_earns_no_point_on_exercise_10(pool: Pool) -> None
     report = judge(get_exercise("10"), blob_of(clear_anthropic), pool=pool)
     assert report.passed == 0, report.render()
     assert "一个结果也没有清除" in report.result("pairs_intact").reason
+
+
+def _chapter_cell(notebook: str, defines: str) -> str:
+    """The last code cell of a chapter that defines `defines`, its check() lines left out."""
+    import json as _json
+
+    cells = _json.loads((ATTEMPTS.parents[1] / "notebooks" / notebook).read_text(encoding="utf-8"))["cells"]
+    sources = ["".join(c["source"]) for c in cells if c["cell_type"] == "code" and f"def {defines}(" in "".join(c["source"])]
+    return "\n".join(line for line in sources[-1].splitlines() if not line.startswith("check("))
+
+
+CHAPTER_01_WRAPPED = '''
+def truncate_json_rows(text, max_chars):
+    if len(text) <= max_chars:
+        return text
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return fit_text(text, max_chars)
+    return fit_json(value, max_chars)
+'''
+
+
+def test_the_chapters_own_cells_do_not_solve_exercise_02(pool: Pool) -> None:
+    """Exercise 02 is one step beyond both chapters: chapter 01's fit_json (head only) with a wrapper once passed
+    8 of 9 checks; chapter 02's smart_truncate cuts an array as text."""
+    ch01: dict = {"__name__": "chapter01"}
+    exec(_chapter_cell("01_parse_tool_result.ipynb", "fit_json") + CHAPTER_01_WRAPPED, ch01)
+    ch02: dict = {"__name__": "chapter02"}
+    exec(_chapter_cell("02_smart_truncate.ipynb", "smart_truncate")
+         + "\n\ndef truncate_json_rows(text, max_chars):\n    return smart_truncate(text, max_chars)\n", ch02)
+    pool.prefetch()
+    first = judge(get_exercise("02"), blob_of(ch01["truncate_json_rows"]), pool=pool)
+    assert {"head_and_tail", "exact_note", "fills_budget"} <= set(first.failed_ids()), first.render()
+    pool.prefetch()
+    second = judge(get_exercise("02"), blob_of(ch02["truncate_json_rows"]), pool=pool)
+    assert {"valid_json", "head_and_tail", "exact_note"} <= set(second.failed_ids()), second.render()
+    assert first.passed <= 5 and second.passed <= 5

@@ -35,7 +35,8 @@ from ._catalogue import get_exercise
 from ._core import _pad, _width
 from ._player import TIME_LIMIT, not_run
 from ._sandbox import problem
-from .notebook import CELL_TIMEOUT, NOTEBOOK_NAME, NotebookRun, exercise_number
+from .notebook import NOTEBOOK_NAME  # noqa: F401  (test_linear_time lists the pattern under this module)
+from .notebook import CELL_TIMEOUT, NotebookRun, canonical_name, exercise_number, skipped_copies
 
 NOTEBOOK_TIMEOUT = 600.0  # real seconds for one notebook, cells and checks together
 STATUS = {"done": "✔ 完成", "in_progress": "✘ 进行中", "not_started": "○ 未开始", "could_not_run": "⚠ 无法运行",
@@ -163,24 +164,30 @@ def _unverified(out: bytes, code: int, key: str, path: Path) -> str:
 
 # --- a class ------------------------------------------------------------------------------------
 
-def class_notebooks(folder: Path) -> dict[str, dict[str, Path]]:
-    """student -> exercise number -> notebook, from one folder per student (the shallowest copy wins)."""
+def class_notebooks(folder: Path, copies: dict[str, list[str]] | None = None) -> dict[str, dict[str, Path]]:
+    """student -> exercise number -> notebook, from one folder per student (the shallowest one wins); the copies
+    (…-Copy1, …_v2) are skipped, each with a note in `copies[student]`."""
     found: dict[str, dict[str, Path]] = {}
     for student in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
         mine: dict[str, Path] = {}
-        for path in sorted(student.rglob("*.ipynb"), key=lambda p: (len(p.parts), str(p))):
-            if ".ipynb_checkpoints" in path.parts or not NOTEBOOK_NAME.fullmatch(path.name):
-                continue
-            mine.setdefault(exercise_number(path), path)
+        every = [p for p in sorted(student.rglob("*.ipynb"), key=lambda p: (len(p.parts), str(p)))
+                 if ".ipynb_checkpoints" not in p.parts]
+        for path in every:
+            if canonical_name(path.name):
+                mine.setdefault(exercise_number(path), path)
         found[student.name] = mine
+        if copies is not None:
+            copies[student.name] = skipped_copies(every, list(mine.values()))
     return found
 
 
 class ClassReport:
     """The runs of a class: rows, the most-failed checks, and the three ways of showing them."""
 
-    def __init__(self, runs: dict[str, dict[str, NotebookRun]], seconds: float = 0.0, isolation: str = "") -> None:
+    def __init__(self, runs: dict[str, dict[str, NotebookRun]], seconds: float = 0.0, isolation: str = "",
+                 copies: dict[str, list[str]] | None = None) -> None:
         self.runs = runs
+        self.copies = copies or {}  # student -> notes on the copies of exercise notebooks that were skipped
         self.seconds = seconds
         self.isolation = isolation  # why the students' code could not be isolated here ("" when it was)
         self.numbers = sorted({n for mine in runs.values() for n in mine})
@@ -224,6 +231,7 @@ class ClassReport:
                 if run.report.problem:
                     out.append(f"{student} 练习 {number}：{run.report.problem}")
                 out += [f"{student} 练习 {number} · {r.id}：{r.reason}" for r in run.report.results if r.kind == "error"]
+            out += [f"{student}：{note}" for note in self.copies.get(student, [])]
         return out
 
     # --- output -------------------------------------------------------------------------------------
@@ -252,7 +260,7 @@ class ClassReport:
             lines.append("  （没有）")
         problems = self.problems()
         if problems:
-            lines += ["", "⚠ 没能检查的 notebook 和检查器自己的错误："] + [f"  {p}" for p in problems]
+            lines += ["", "⚠ 没能检查的 notebook、跳过的副本和检查器自己的错误："] + [f"  {p}" for p in problems]
         return "\n".join(lines)
 
     def isolation_note(self) -> str:
@@ -305,7 +313,7 @@ td.broken {{ background: #f9dcdc; }} td.missing {{ color: #999; }} small {{ colo
 </table>
 <h2>最常未通过的检查（只算做了这个练习的学生）</h2>
 <ol>{failed or "<li>没有</li>"}</ol>
-{f"<h2>⚠ 没能检查的 notebook 和检查器自己的错误</h2><ul>{problems}</ul>" if problems else ""}
+{f"<h2>⚠ 没能检查的 notebook、跳过的副本和检查器自己的错误</h2><ul>{problems}</ul>" if problems else ""}
 </body></html>
 """
         path.write_text(page, encoding="utf-8")
@@ -314,11 +322,12 @@ td.broken {{ background: #f9dcdc; }} td.missing {{ color: #999; }} small {{ colo
 def check_class(folder: Path, *, jobs: int = 2, progress: Callable[[Path, NotebookRun], None] | None = None,
                 **limits: float) -> ClassReport:
     """Check every student's notebooks under `folder` (one folder per student)."""
-    found = class_notebooks(folder)
+    copies: dict[str, list[str]] = {}
+    found = class_notebooks(folder, copies)
     work = [(student, number, path) for student, mine in found.items() for number, path in sorted(mine.items())]
     began = time.perf_counter()
     done = check_many([path for _, _, path in work], jobs=jobs, progress=progress, **limits)
     runs: dict[str, dict[str, NotebookRun]] = {student: {} for student in found}
     for (student, number, _), (run, _) in zip(work, done):
         runs[student][number] = run
-    return ClassReport(runs, time.perf_counter() - began, isolation=problem())
+    return ClassReport(runs, time.perf_counter() - began, isolation=problem(), copies=copies)

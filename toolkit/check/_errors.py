@@ -37,5 +37,22 @@ class Crashed(BaseException):
 
     def __init__(self, code: int | None) -> None:
         self.code = code
-        super().__init__(f"你的代码让检查进程直接退出了（退出码 {code}）：是不是调用了 os._exit / sys.exit，"
-                         "或者把内存用光了？")
+        ended = "崩溃了" if code is not None and code < 0 else "直接退出了"
+        super().__init__(f"你的代码让检查进程{ended}（退出码 {code}）：{why_it_ended(code)}")
+
+
+SIGNALS = {  # how a process ended by a signal (exit code -N) most likely got there
+    11: "SIGSEGV，段错误：进程读写了不该碰的内存，多半是 ctypes 这类直接操作内存的代码，或者递归太深",
+    6: "SIGABRT：某个 C 扩展自己放弃了运行",
+    9: "SIGKILL：被强行结束了，常见原因是内存用光了",
+    15: "SIGTERM：被别的进程结束了",
+    7: "SIGBUS：内存访问出错，多半是 ctypes 这类直接操作内存的代码",
+    8: "SIGFPE：底层的算术错误（例如 C 扩展里除以 0）",
+}
+
+
+def why_it_ended(code: int | None) -> str:
+    """A Chinese guess at why a process ended with this exit code: a signal (negative) is not an exit call."""
+    if code is not None and code < 0:
+        return f"它被信号 {-code} 结束了（{SIGNALS.get(-code, '不是正常退出')}）"
+    return "是不是调用了 os._exit / sys.exit，或者把内存用光了？"

@@ -185,6 +185,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--nbgrader", type=Path, metavar="DIR",
                         help="同时写出 nbgrader 课程目录：DIR/source/exNN_名称/exNN_名称.ipynb（带评分单元格）和 nbgrader_config.py")
     args = parser.parse_args(argv)
+    for option, folder in (("--solutions", args.solutions), ("--exercises", args.exercises)):
+        if not folder.is_dir():
+            print(f"✘ 找不到目录 {folder}（{option}）：请给一个存在的目录", file=sys.stderr)
+            return 2
+    try:
+        return _run(args)
+    except OSError as exc:  # a folder that cannot be written, a notebook that cannot be read: one line
+        print(f"✘ {exc.filename or ''}：{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except (ValueError, nbformat.ValidationError) as exc:
+        print(f"✘ {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.nbgrader:
         for name in build_nbgrader(args.solutions, args.nbgrader):
             print(f"已生成 {args.nbgrader / name}")
