@@ -167,7 +167,7 @@ def check_random(play: Any) -> None:
         calls, keyed, ids = turn(fmt, results, order)
         answered(fmt, replies(play, fmt, calls, keyed), ids, results)
 
-    property_check(cases, test, examples=40, classify=classify,
+    property_check(cases, test, examples=50, classify=classify,
                    cover={"openai_chat": 8, "openai_responses": 8, "anthropic": 8, "有调用没结果": 8, "都有结果": 8,
                           "多个调用": 15})
 
@@ -186,6 +186,6 @@ EXERCISE = Exercise("04", "04_tool_messages", "一轮并行调用的全部回复
     Check("errors_marked", "失败和部分成功的结果保留 status 和 error_type", "每条回复都用 toolkit 的 format_tool_message 生成",
           check_errors_marked),
     Check("edge_arguments", "没有调用时返回 []；未知 fmt 抛出 ValueError", "先检查 fmt，再处理调用", check_arguments),
-    Check("random_turns", "随机的 40 轮：调用数、完成顺序、缺结果的调用都随机，每条回复都对得上（hypothesis）",
+    Check("random_turns", "随机的 50 轮：调用数、完成顺序、缺结果的调用都随机，每条回复都对得上（hypothesis）",
           "id、顺序、缺的结果、Anthropic 的单条 user 消息：前面几条检查合在一起", check_random),
 ))

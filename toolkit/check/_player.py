@@ -51,6 +51,16 @@ def _context() -> Any:
 _CONTEXT = _context()
 
 
+def fork_from_here() -> None:
+    """Workers are forks of this process, not of a fork server: for a referee that holds nothing a student
+    may not see and runs one thread (the notebook's referee: see _referee.serve). It saves the fork
+    server's interpreter, about a second of a kernel's first check(). The worker closes every descriptor
+    it inherited but its pipe (_worker._guard_process) before any student code runs."""
+    global _CONTEXT
+    if "fork" in multiprocessing.get_all_start_methods() and sys.platform.startswith("linux"):
+        _CONTEXT = multiprocessing.get_context("fork")
+
+
 class Proc:
     """One worker process and its pipe."""
 

@@ -56,6 +56,9 @@ def harden() -> bool:
     return libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
 
 
+_selftest_run: subprocess.Popen | None = None
+
+
 def problem() -> str:
     """Why the workers cannot be isolated here ("" when they can): checked once per process."""
     global _problem
@@ -64,19 +67,41 @@ def problem() -> str:
     return _problem
 
 
+def check_soon() -> None:
+    """Start the run-time check now, in the background (its answer is read by the first `problem()`)."""
+    global _selftest_run
+    if _problem is None and _selftest_run is None and not _switched_off() and sys.platform.startswith("linux"):
+        try:
+            _selftest_run = subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__), "--selftest"],
+                                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                             stderr=subprocess.PIPE, text=True)
+        except OSError:
+            _selftest_run = None
+
+
+def _switched_off() -> bool:
+    return os.environ.get(SETTING, "").strip().lower() in ("off", "0", "no", "false")
+
+
 def _find_problem() -> str:
-    if os.environ.get(SETTING, "").strip().lower() in ("off", "0", "no", "false"):
+    global _selftest_run
+    if _switched_off():
         return f"已用 {SETTING}=off 关闭隔离"
     if not sys.platform.startswith("linux"):
         return f"只有 Linux 能隔离（这台机器是 {sys.platform}）"
+    check_soon()
+    if _selftest_run is None:
+        return "自检没能运行"
     try:
-        done = subprocess.run([sys.executable, "-I", "-S", os.path.abspath(__file__), "--selftest"],
-                              capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"自检没能运行（{type(exc).__name__}）"
-    if done.returncode == 0 and done.stdout.strip() == "ok":
+        out, err = _selftest_run.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        _selftest_run.kill()
+        return "自检没有在 30 秒内结束"
+    finally:
+        code, _selftest_run = _selftest_run.returncode, None
+    if code == 0 and out.strip() == "ok":
         return ""
-    return (done.stdout.strip() or done.stderr.strip().splitlines()[-1:] or [f"退出码 {done.returncode}"])[0][:200]
+    return (out.strip() or err.strip().splitlines()[-1:] or [f"退出码 {code}"])[0][:200]
 
 
 def plan() -> dict | None:

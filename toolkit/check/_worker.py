@@ -42,11 +42,20 @@ from ._plain import encode, exception_data
 REAL_SLEEPS: list[list] = []  # [kind, seconds] of every real wait asked for during the current request
 
 
-def _guard_process() -> None:
+def _guard_process(conn: Any = None) -> None:
     """Streams to nowhere (prints are captured per request), Ctrl-C left to the referee, die with the referee.
 
     A session of its own: os.kill(0, ...) (every process of the caller's group) would otherwise reach the
-    referee, which started this process in its own group."""
+    referee, which started this process in its own group. Every file descriptor but its pipe is closed: a
+    worker forked from the referee itself (the notebook's referee does so) would otherwise hold the
+    referee's own channel to the kernel."""
+    import multiprocessing
+    import multiprocessing.connection
+
+    parent = multiprocessing.parent_process()
+    keep = {fd for fd in (getattr(conn, "fileno", lambda: None)(), getattr(parent, "sentinel", None))
+            if isinstance(fd, int)}
+    _close_inherited(keep)
     if hasattr(os, "setsid"):
         try:
             os.setsid()
@@ -57,15 +66,27 @@ def _guard_process() -> None:
         os.dup2(devnull, fd)
     sys.stdin = open(os.devnull, encoding="utf-8")
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    import multiprocessing
-    import multiprocessing.connection
-
-    parent = multiprocessing.parent_process()
     if parent is not None:
         def watch() -> None:
             multiprocessing.connection.wait([parent.sentinel])
             os._exit(3)
         threading.Thread(target=watch, daemon=True, name="referee-watch").start()
+
+
+def _close_inherited(keep: set[int]) -> None:
+    """Close every descriptor above 2 except `keep` (where the system lists them: /proc/self/fd, /dev/fd)."""
+    for listing in ("/proc/self/fd", "/dev/fd"):
+        try:
+            fds = [int(name) for name in os.listdir(listing) if name.isdigit()]
+            break
+        except OSError:
+            fds = []
+    for fd in fds:
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:  # the listing's own descriptor, already gone
+                pass
 
 
 def _instrument_sleeps() -> None:
@@ -157,7 +178,7 @@ def serve(conn: Any, sandbox: dict | None = None) -> None:
         from ._sandbox import enter
 
         enter(**sandbox)
-    _guard_process()
+    _guard_process(conn)
     _instrument_sleeps()
     os.environ["TOOLKIT_CHECK_DEFER"] = "1"  # check() inside a notebook run by the loader only notes it was called
     os.environ["TOOLKIT_DOTENV"] = "none"    # the offline model answers: the checker never reads a .env
