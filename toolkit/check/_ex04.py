@@ -152,19 +152,20 @@ def check_random(play: Any) -> None:
     from hypothesis import strategies as st
 
     pool = [WEATHER_SH, WEATHER_BJ, FLIGHTS, PARTIAL, None]
+    # the order the calls finished in is drawn up front (a permutation), not by a random.Random used during the
+    # test: a draw made in the middle would change when shrinking stops early (see _props.MAX_SHRINK_STEPS)
+    picks = st.lists(st.sampled_from(range(len(pool))), min_size=1, max_size=5)
     cases = st.tuples(st.sampled_from(["openai_chat", "openai_responses", "anthropic"]),
-                      st.lists(st.sampled_from(range(len(pool))), min_size=1, max_size=5), st.randoms())
+                      picks.flatmap(lambda p: st.tuples(st.just(p), st.permutations(range(len(p))))))
 
     def classify(case: tuple) -> set[str]:
-        fmt, picks, _ = case
+        fmt, (picks, _) = case
         return {fmt, "有调用没结果" if len(pool) - 1 in picks else "都有结果", "多个调用" if len(picks) > 1 else "一个调用"}
 
     def test(case: tuple) -> None:
-        fmt, picks, rnd = case
+        fmt, (picks, order) = case
         results = [pool[i] for i in picks]
-        order = list(range(len(results)))
-        rnd.shuffle(order)
-        calls, keyed, ids = turn(fmt, results, order)
+        calls, keyed, ids = turn(fmt, results, list(order))
         answered(fmt, replies(play, fmt, calls, keyed), ids, results)
 
     property_check(cases, test, examples=50, classify=classify,

@@ -30,6 +30,15 @@ def _write_args(play: Any) -> dict:
     return {"item": play.rng.choice(["显示器", "键盘", "鼠标", "耳机"]), "quantity": play.rng.randint(1, 9)}
 
 
+def _reads_still_retried(play: Any, rule: str) -> None:
+    """The other half of a rule about not retrying: a read that timed out is retried. An answer that retries
+    nothing keeps every "do not retry" rule and does nothing; it earns none of them."""
+    _, error, seen = _run(play, ["timeout", "ok"], "上海", name="get_weather", result={"上海": "晴"})
+    if seen["calls"] != 2 or error is not None:
+        raise Fail(f"{rule}，但读操作 get_weather 超时一次后应照常重试（再调用一次就成功），你的函数调用了 "
+                   f"{seen['calls']} 次、error={error!r}：什么都不重试，这一条也算不上做到了")
+
+
 def check_write_once(play: Any) -> None:
     for name in WRITE_TOOLS:  # every write tool, not only the one in the examples
         result, error, seen = _run(play, ["timeout", "ok"], name=name, **_write_args(play))
@@ -38,12 +47,14 @@ def check_write_once(play: Any) -> None:
                        + ("（WRITE_TOOLS 里的每个工具都是写操作，不只 create_order）" if name != "create_order" else ""))
         if not error or result is not None:
             raise Fail(f"{name}：应返回 (None, 错误说明)，得到 ({result!r}, {error!r})")
+    _reads_still_retried(play, "没有幂等键的写操作不重试")
 
 
 def check_write_says_why(play: Any) -> None:
     _, error, _ = _run(play, ["timeout"], name="transfer_money", to="李雷", amount=play.rng.randint(10, 500))
     if not error or not any(word in str(error) for word in ("idempotency_key", "幂等")):
         raise Fail(f"transfer_money 超时：错误说明要告诉模型为什么没有重试（写操作、缺少 idempotency_key），得到 {error!r}")
+    _reads_still_retried(play, "写操作的错误说明写出了原因")
 
 
 def check_blank_key(play: Any) -> None:
@@ -52,6 +63,7 @@ def check_blank_key(play: Any) -> None:
         if seen["calls"] != 1 or not error:
             raise Fail(f"send_email 带 idempotency_key={key!r}：等于没有幂等键（服务端没法靠它去重），不能重试：工具被调用了 "
                        f"{seen['calls']} 次，error={error!r}")
+    _reads_still_retried(play, "空的幂等键没有重试")
 
 
 def check_write_with_key(play: Any) -> None:
@@ -82,6 +94,7 @@ def check_permission(play: Any) -> None:
     _, error, seen = _run(play, ["permission", "ok"], "/etc/secret", name="read_file")
     if seen["calls"] != 1 or not error:
         raise Fail(f"PermissionError 不可重试（原课程的执行器重试了它）：应调用 1 次并返回错误，实际 {seen['calls']} 次")
+    _reads_still_retried(play, "PermissionError 没有重试")
 
 
 def check_max_retries(play: Any) -> None:
