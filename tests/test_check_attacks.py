@@ -51,8 +51,14 @@ def no_traceback(done: subprocess.CompletedProcess) -> None:
 
 SOLUTION_02 = '''import json
 
+from toolkit import smart_truncate
+
 
 def truncate_json_rows(text, max_chars):
+    """截断 JSON 数组形式的工具结果：开头和结尾各留若干完整的项，中间一项写明「（省略了第 a 到第 b 项，共 N 项）」。
+
+    不超过 max_chars 的文本原样返回；不是 JSON 数组的文本按文字截断（保留开头和结尾）。
+    """
     if len(text) <= max_chars:
         return text
     try:
@@ -60,15 +66,33 @@ def truncate_json_rows(text, max_chars):
     except ValueError:
         items = None
     if not isinstance(items, list):
-        room = max(max_chars - 40, 0)
-        from toolkit import smart_truncate
+        room = max(max_chars - 40, 0)  # smart_truncate 的标记不超过 40 个字符
         return smart_truncate(text, max_chars, keep_head=room * 2 // 3, keep_tail=room // 3)
-    kept = []
-    for item in items:
-        if len(json.dumps(kept + [item, f"共 {len(items)} 项，显示前 {len(kept) + 1} 项"], ensure_ascii=False)) > max_chars:
+    whole = json.dumps(items, ensure_ascii=False)
+    if len(whole) <= max_chars:  # 原文有缩进才超长：重新写出来就放得下
+        return whole
+    total = len(items)
+    sizes = [len(json.dumps(item, ensure_ascii=False)) + 2 for item in items]  # 每一项和它后面的 ", "
+    head, tail, used = 0, 0, 2  # 两个方括号
+    side = "head"
+    while head + tail < total - 1:  # 至少省略一项（全部放得下的情况上面已经返回了）
+        for trying in (side, "tail" if side == "head" else "head"):  # 轮到的一头先试，放不下再试另一头
+            h, t = (head + 1, tail) if trying == "head" else (head, tail + 1)
+            index = head if trying == "head" else total - 1 - tail
+            note = json.dumps(omitted_note(h, t, total), ensure_ascii=False)
+            if used + sizes[index] + len(note) <= max_chars:
+                head, tail, used = h, t, used + sizes[index]
+                side = "tail" if trying == "head" else "head"
+                break
+        else:  # 两头都放不下了
             break
-        kept.append(item)
-    return json.dumps(kept + [f"共 {len(items)} 项，显示前 {len(kept)} 项"], ensure_ascii=False)
+    kept = items[:head] + [omitted_note(head, tail, total)] + items[total - tail:]
+    return json.dumps(kept, ensure_ascii=False)
+
+
+def omitted_note(head, tail, total):
+    """开头留 head 项、结尾留 tail 项时，中间那一项说明。"""
+    return f"（省略了第 {head + 1} 到第 {total - tail} 项，共 {total} 项）"
 '''
 
 
@@ -203,17 +227,22 @@ def test_progress_table_ignores_copies_and_says_why_a_notebook_could_not_run(tmp
     make_notebook(tmp_path, "08")
     copy = tmp_path / "ex02_smart_truncate-Copy1.ipynb"
     copy.write_bytes((tmp_path / "ex02_smart_truncate.ipynb").read_bytes())
+    (tmp_path / "ex08_pitfalls_v2.ipynb").write_bytes((tmp_path / "ex08_pitfalls.ipynb").read_bytes())
+    (tmp_path / "ex07_sales_agent-Copy1.ipynb").write_bytes(copy.read_bytes())  # only a copy of exercise 07
     (tmp_path / "sub").mkdir()
     broken = make_notebook(tmp_path / "sub", "03", first=("import os\nos._exit(1)\n",))
     broken.rename(tmp_path / broken.name)
     done = run_cli(str(tmp_path))
     assert done.returncode == 1
     lines = done.stdout.splitlines()
-    assert not any("Copy1" in line for line in lines), done.stdout
+    assert not any("Copy1" in line or "_v2" in line for line in lines if not line.startswith("⚠")), done.stdout
     assert any(l.startswith("ex02_smart_truncate") and "9/9" in l and "✔ 完成" in l for l in lines), done.stdout
     assert any(l.startswith("ex08_pitfalls") and "0/10" in l and "○ 未开始" in l for l in lines), done.stdout
     assert any(l.startswith("ex03_retry") and "⚠ 无法运行" in l and "退出" in l for l in lines), done.stdout
-    assert "完成 1/3 个练习" in done.stdout
+    assert "完成 1/3 个练习" in done.stdout  # the _v2 copy is no second exercise 08 row
+    assert "⚠ 跳过了副本 ex02_smart_truncate-Copy1.ipynb：只检查 ex02_smart_truncate.ipynb" in done.stdout
+    assert "⚠ 跳过了副本 ex08_pitfalls_v2.ipynb：只检查 ex08_pitfalls.ipynb" in done.stdout
+    assert "跳过了副本 ex07_sales_agent-Copy1.ipynb：没有找到 ex07_sales_agent.ipynb" in done.stdout
     no_traceback(done)
 
 
@@ -242,3 +271,39 @@ def _ask_forever(loader, crashed) -> str:
     except crashed:
         return "crashed"
     return "answered"
+
+
+@pytest.mark.parametrize("option,value", [("--time-limit", "0"), ("--time-limit", "-1"), ("--time-limit", "nan"),
+                                          ("--cell-timeout", "inf"), ("--cell-timeout", "abc")])
+def test_a_time_limit_that_is_not_a_positive_number_is_a_usage_error(option: str, value: str) -> None:
+    done = run_cli(option, value, str(EXERCISES / "ex02_smart_truncate.ipynb"), timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("用法：") and f"✘ 参数 {option}" in done.stderr, done.stderr
+    no_traceback(done)
+
+
+def test_build_with_a_missing_folder_is_one_line(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "toolkit.check.build", "--nbgrader", str(tmp_path / "course"),
+                           "--exercises", str(tmp_path / "missing")], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2 and done.stderr.strip().count("\n") == 0, done.stderr
+    assert "找不到目录" in done.stderr and not (tmp_path / "course").exists()
+    no_traceback(done)
+
+
+def test_an_unwritable_report_path_speaks_to_the_teacher_before_checking(tmp_path: Path) -> None:
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    make_notebook(tmp_path / "class" / "alice", "05")
+    done = run_cli("--class", str(tmp_path / "class"), "--html", str(tmp_path / "no" / "such" / "r.html"), timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "报告写不进去" in done.stderr and "检查器自己出错了" not in done.stderr and "班级报告" not in done.stdout
+    no_traceback(done)
+
+
+def test_a_segfault_is_explained_as_a_crash_not_as_an_exit_call(tmp_path: Path) -> None:
+    answer = "import ctypes\n\ndef decide_next_step(result, user_query):\n    return ctypes.string_at(0)\n"
+    done = run_cli(str(make_notebook(tmp_path, "05", answer=answer)))
+    assert done.returncode == 1
+    assert "SIGSEGV" in done.stdout and "崩溃了" in done.stdout, done.stdout
+    assert "os._exit" not in done.stdout, done.stdout
+    no_traceback(done)

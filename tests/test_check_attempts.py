@@ -17,7 +17,7 @@ from toolkit.check._player import Pool, blob_of, judge
 ATTEMPTS = Path(__file__).resolve().parent / "attempts"
 FILES = sorted(ATTEMPTS.glob("ex*/*.py"))
 EXPECT = re.compile(r"^fails:\s*(\S+)\s*\|\s*(.+?)\s*$", re.M)
-KEPT_DESIGN = ("01", "02", "03", "04", "05", "06", "07", "08")  # every exercise has its wrong and valid attempts
+KEPT_DESIGN = EXERCISE_NUMBERS  # every exercise has its wrong and valid attempts, exercise 10 included
 
 
 @pytest.fixture(scope="module")
@@ -67,3 +67,53 @@ def test_every_attempt_names_a_real_check() -> None:
         ids = {c.id for c in get_exercise(path.parent.name[2:]).checks}
         assert set(expected_failures(path)) <= ids, path.name
     assert {p.parent.name[2:] for p in FILES} <= set(EXERCISE_NUMBERS)
+
+
+def test_a_copy_of_the_history_earns_no_point_on_exercise_10(pool: Pool) -> None:
+    """Exercise 10's do-nothing answer (its attempts are its chapter's; this one is the referee's concern): a copy
+    kept the pairs, the newest results, the exempt ones and the input intact, and got 5/8."""
+    def clear_anthropic(messages, budget_chars, keep_last=3, exempt=()):
+        return [dict(m) for m in messages]
+
+    pool.prefetch()
+    report = judge(get_exercise("10"), blob_of(clear_anthropic), pool=pool)
+    assert report.passed == 0, report.render()
+    assert "一个结果也没有清除" in report.result("pairs_intact").reason
+
+
+def _chapter_cell(notebook: str, defines: str) -> str:
+    """The last code cell of a chapter that defines `defines`, its check() lines left out."""
+    import json as _json
+
+    cells = _json.loads((ATTEMPTS.parents[1] / "notebooks" / notebook).read_text(encoding="utf-8"))["cells"]
+    sources = ["".join(c["source"]) for c in cells if c["cell_type"] == "code" and f"def {defines}(" in "".join(c["source"])]
+    return "\n".join(line for line in sources[-1].splitlines() if not line.startswith("check("))
+
+
+CHAPTER_01_WRAPPED = '''
+def truncate_json_rows(text, max_chars):
+    if len(text) <= max_chars:
+        return text
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return fit_text(text, max_chars)
+    return fit_json(value, max_chars)
+'''
+
+
+def test_the_chapters_own_cells_do_not_solve_exercise_02(pool: Pool) -> None:
+    """Exercise 02 is one step beyond both chapters: chapter 01's fit_json (head only) with a wrapper once passed
+    8 of 9 checks; chapter 02's smart_truncate cuts an array as text."""
+    ch01: dict = {"__name__": "chapter01"}
+    exec(_chapter_cell("01_parse_tool_result.ipynb", "fit_json") + CHAPTER_01_WRAPPED, ch01)
+    ch02: dict = {"__name__": "chapter02"}
+    exec(_chapter_cell("02_smart_truncate.ipynb", "smart_truncate")
+         + "\n\ndef truncate_json_rows(text, max_chars):\n    return smart_truncate(text, max_chars)\n", ch02)
+    pool.prefetch()
+    first = judge(get_exercise("02"), blob_of(ch01["truncate_json_rows"]), pool=pool)
+    assert {"head_and_tail", "exact_note", "fills_budget"} <= set(first.failed_ids()), first.render()
+    pool.prefetch()
+    second = judge(get_exercise("02"), blob_of(ch02["truncate_json_rows"]), pool=pool)
+    assert {"valid_json", "head_and_tail", "exact_note"} <= set(second.failed_ids()), second.render()
+    assert first.passed <= 5 and second.passed <= 5

@@ -1,9 +1,12 @@
 """The exercises as an nbgrader course, end to end: generate_assignment, then autograde, then the gradebook.
 
-`python -m toolkit.check.build --nbgrader DIR` writes the course; nbgrader releases it and grades three
-kinds of submission: the solutions (full marks on every exercise), untouched exercises (0) and a
-half-right attempt (partial credit: one point per check it passes). nbgrader is pinned in
-requirements-ci.txt; students do not install it, and without it this test is skipped.
+`python -m toolkit.check.build --nbgrader DIR` writes the course; nbgrader releases it and grades these
+submissions: the solutions (full marks on every exercise), untouched exercises (0), a half-right attempt
+(partial credit: one point per check it passes) and two forgers who kept the stub and added two lines to
+the answer cell, rebinding the graded cells' `grade` or the kernel's referee client (the audit's: 7/7 when
+the graded cells were the grades; 0 now that the referee grades the submitted notebook out of the
+kernel). nbgrader is pinned in requirements-ci.txt; students do not install it, and without it this test
+is skipped.
 """
 from __future__ import annotations
 
@@ -22,6 +25,14 @@ pytest.importorskip("nbgrader", reason="nbgrader is not installed (pip install -
 
 ROOT = Path(__file__).resolve().parents[1]
 HALF_RIGHT = ROOT / "tests" / "attempts" / "ex03" / "wrong_chapter_copy.py"  # 6 of 10 checks pass
+
+
+FORGERS = {  # the stub kept, two lines added to the answer cell (the audit's: 7/7 each)
+    "forger_grade": 'import toolkit.check\ntoolkit.check.grade = lambda *args, **kwargs: print("✔")',
+    "forger_referee": ("import toolkit.check._referee as _r, toolkit.check as _c\n"
+                       "_r.ask = lambda obj, exercise, only=None: _c.Report(exercise.number, exercise.title, "
+                       "exercise.function, [_c.CheckResult(i, i, True) for i in only or [c.id for c in exercise.checks]])"),
+}
 
 
 def nbgrader(course: Path, *args: str) -> None:
@@ -72,6 +83,11 @@ def test_nbgrader_round_trip_gives_full_marks_zero_and_partial_credit(tmp_path: 
     [answer] = [c for c in half.cells if c.metadata.get("nbgrader", {}).get("solution")]
     answer.source = HALF_RIGHT.read_text(encoding="utf-8")
     submit(course, "half", "ex03_retry", half)
+    for student, lines in FORGERS.items():
+        forged = nbformat.read(course / "release" / "ex05_decisions" / "ex05_decisions.ipynb", as_version=4)
+        [answer] = [c for c in forged.cells if c.metadata.get("nbgrader", {}).get("solution")]
+        answer.source = answer.source + "\n\n" + lines
+        submit(course, student, "ex05_decisions", forged)
 
     nbgrader(course, "autograde", "*", "--force")
 
@@ -84,3 +100,10 @@ def test_nbgrader_round_trip_gives_full_marks_zero_and_partial_credit(tmp_path: 
     for name in ("ex01_parse_tool_result", "ex03_retry", "ex08_pitfalls"):
         assert scores[(name, "untouched")][0] == 0.0, name
     assert scores[("ex03_retry", "half")] == (6.0, 10.0)
+    for student in FORGERS:  # the stub is still there: no point, whatever the kernel printed
+        assert scores[("ex05_decisions", student)] == (0.0, 7.0), student
+    graded = nbformat.read(course / "autograded" / "forger_grade" / "ex05_decisions" / "ex05_decisions.ipynb",
+                           as_version=4)
+    outputs = [o for c in graded.cells if c.metadata.get("nbgrader", {}).get("grade") for o in c.outputs]
+    assert outputs and all(o.output_type == "error" and "还没有实现" in o.evalue for o in outputs)
+

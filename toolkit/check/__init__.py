@@ -39,7 +39,9 @@ what the worker's death, what the checker's own bug: each has its own row (see _
 From pytest (or any script): `run_checks(my_fn)` (or `run_checks(my_fn, "02")`) runs the same
 referee in the calling process and returns a Report with `.ok`, `.passed`, `.total`,
 `.result(check_id)` and `.render()`; it prints nothing. `grade(my_fn, "check_id")` runs one
-check for nbgrader's graded cells: it prints one line and raises AssertionError when it fails.
+check for nbgrader's graded cells in a student's own run of the course notebook: one line, and
+AssertionError when it fails; under `nbgrader autograde` the referee grades the submitted notebook out
+of the kernel instead (_autograde.py), so nothing the kernel runs changes a point.
 """
 from __future__ import annotations
 
@@ -119,10 +121,19 @@ def check(obj: Any, exercise: str | int | None = None, *, only: Iterable[str] | 
     _print(report.render())
 
 
+AUTOGRADED = ("✘ 这一格的分数由 notebook 之外的检查器给出（toolkit.check._autograde.RefereeGrades）：如果你看到这一行，"
+              "nbgrader_config.py 里缺少这一步，请重新运行 python -m toolkit.check.build --nbgrader 课程目录")
+
+
 def grade(obj: Any, check_id: str, exercise: str | int | None = None) -> None:
-    """One check, for a graded cell of nbgrader: prints one line; AssertionError (the reason) when it fails."""
+    """One check, for a graded cell of nbgrader: prints one line; AssertionError (the reason) when it fails.
+
+    Under `nbgrader autograde` the cell is graded out of the kernel (_autograde.py replaces its output with
+    the referee's verdict): here it only fails, so a course without that step gives 0, never full marks."""
     if _deferred():
         return
+    if os.environ.get("NBGRADER_EXECUTION") == "autograde":
+        raise AssertionError(AUTOGRADED)
     from . import _referee
 
     found = _find(obj, exercise)
@@ -131,3 +142,21 @@ def grade(obj: Any, check_id: str, exercise: str | int | None = None) -> None:
     if not result.passed:
         raise AssertionError(f"✘ {result.title}：{result.reason or report.problem or '没有运行'}")
     _print(f"✔ {result.title}")
+
+
+def _start_referee_in_a_kernel() -> None:
+    """In a Jupyter kernel, importing toolkit.check starts the kernel's referee in the background, so the first
+    check() does not wait for it (TOOLKIT_CHECK_WARM=0 turns this off); nowhere else (a worker, pytest, a shell)."""
+    import sys
+
+    if "ipykernel" not in sys.modules or _deferred() or os.environ.get("TOOLKIT_CHECK_WARM", "1") == "0":
+        return
+    from . import _referee
+
+    try:
+        _referee.start()
+    except OSError:  # no process could be started: the first check() says so in its own words
+        pass
+
+
+_start_referee_in_a_kernel()

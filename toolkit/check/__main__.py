@@ -12,20 +12,40 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import BinaryIO, Sequence
 
 
 def _jobs(value: int | None) -> int:
     return value or min(2, os.cpu_count() or 1)
 
 
+def _answer_channel() -> tuple[str, BinaryIO]:
+    """--json (a class report's checker): the key on stdin, read before any student code runs, then stdin closed;
+    the answer goes out on a copy of stdout, and fd 1 becomes stderr, so nothing else can reach the answer."""
+    key = sys.stdin.buffer.readline().decode("ascii", "replace").strip()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    sys.stdin = open(os.devnull, encoding="utf-8")
+    answer = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    return key, answer
+
+
 def check_notebook(path: Path, args: argparse.Namespace) -> int:
+    from ._class import CheckerTampered, _changed, checker_files, sign
     from .notebook import run_notebook
 
+    key, answer = _answer_channel() if args.json else ("", None)
+    before = checker_files()
     run = run_notebook(path, time_limit=args.time_limit, cell_timeout=args.cell_timeout)
-    if args.json:
-        sys.stdout.write(json.dumps(run.to_dict(), ensure_ascii=False))
-        return 0
+    changed = _changed(before)
+    if changed:
+        raise CheckerTampered([path], changed)
+    if answer is not None:
+        payload = json.dumps(run.to_dict(), ensure_ascii=False).encode("utf-8")
+        answer.write(payload + b"\n" + sign(key, payload).encode("ascii") + b"\n")
+        answer.flush()
+        return 0 if run.report.ok else 1
     print(run.report.render())
     for note in run.notes:
         print(f"⚠ {note}")
@@ -35,9 +55,10 @@ def check_notebook(path: Path, args: argparse.Namespace) -> int:
 def check_directory(folder: Path, args: argparse.Namespace) -> int:
     from ._class import STATUS, check_many
     from ._core import _pad, _width
-    from .notebook import exercise_notebooks
+    from .notebook import exercise_notebooks, skipped_copies
 
     notebooks = exercise_notebooks(folder)
+    copies = skipped_copies(sorted(folder.glob("*.ipynb")), notebooks)
     if not notebooks:
         print(f"✘ {folder} 里没有练习（exNN_名称.ipynb）", file=sys.stderr)
         return 2
@@ -55,11 +76,31 @@ def check_directory(folder: Path, args: argparse.Namespace) -> int:
     done = sum(run.status == "done" for run, _ in runs)
     print("─" * (width + 24))
     print(f"完成 {done}/{len(rows)} 个练习")
+    for note in copies:
+        print(f"⚠ {note}")
     return 0 if done == len(rows) else 1
+
+
+def _unwritable(target: str | None) -> str:
+    """Why a report file cannot be written there ("" when it can), asked before the class is checked."""
+    if not target:
+        return ""
+    parent = Path(target).expanduser().resolve().parent
+    if not parent.is_dir():
+        return f"目录 {parent} 不存在"
+    if not os.access(parent, os.W_OK):
+        return f"没有写入 {parent} 的权限"
+    return ""
 
 
 def check_class_folder(folder: Path, args: argparse.Namespace) -> int:
     from ._class import STATUS, check_class
+
+    for option, target in (("--html", args.html), ("--csv", args.csv)):
+        why = _unwritable(target)
+        if why:
+            print(f"✘ {option} {target}：{why}，报告写不进去。换一个路径再运行（还没有开始检查）", file=sys.stderr)
+            return 2
 
     def progress(path: Path, run) -> None:
         print(f"  {STATUS[run.status][:1]} {path.parent.name}/{path.name}", file=sys.stderr, flush=True)
@@ -70,20 +111,48 @@ def check_class_folder(folder: Path, args: argparse.Namespace) -> int:
         print(f"✘ {folder} 里没有学生的文件夹", file=sys.stderr)
         return 2
     print(report.render())
-    if args.html:
-        report.to_html(Path(args.html))
-        print(f"\n已写入 {args.html}")
-    if args.csv:
-        report.to_csv(Path(args.csv))
-        print(f"已写入 {args.csv}")
+    written = 0
+    for target, write in ((args.html, report.to_html), (args.csv, report.to_csv)):
+        if not target:
+            continue
+        try:
+            write(Path(target))
+        except OSError as exc:
+            print(f"✘ 报告没能写入 {target}：{exc.strerror or exc}（这个目录存在吗？有写权限吗？）"
+                  "上面的报告是完整的，换一个路径再运行一次即可", file=sys.stderr)
+            return 2
+        print(f"{'' if written else chr(10)}已写入 {target}")
+        written += 1
     return 0
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors said in Chinese: the usage line, then one line, exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        for english, chinese in (("the following arguments are required: ", "缺少参数："),
+                                 ("unrecognized arguments: ", "不认识的参数："), ("argument ", "参数 "),
+                                 ("invalid int value: ", "要是整数，得到 "), ("expected one argument", "后面要跟一个值")):
+            message = message.replace(english, chinese)
+        self.exit(2, f"用法：{self.format_usage().removeprefix('usage: ').strip()}\n✘ {message}\n")
+
+
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (a time limit of 0, -1 or nan would fail every check)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"要是秒数（大于 0 的数），得到 {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"要是大于 0 的有限秒数，得到 {text!r}")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
     from ._player import TIME_LIMIT
     from .notebook import CELL_TIMEOUT
 
-    parser = argparse.ArgumentParser(prog="python -m toolkit.check",
+    parser = _Parser(prog="python -m toolkit.check",
                                      description="运行练习 notebook 并检查你写的函数；给一个目录则显示全部练习的进度。")
     parser.add_argument("path", help="练习 notebook（例如 exercises/ex02_smart_truncate.ipynb）或目录（exercises/）")
     parser.add_argument("--class", dest="class_", action="store_true",
@@ -91,14 +160,28 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--html", metavar="FILE", help="（--class）把班级报告另存为一个 HTML 页面")
     parser.add_argument("--csv", metavar="FILE", help="（--class）把每个学生每个练习的得分另存为 CSV")
     parser.add_argument("--jobs", type=int, default=None, help="同时检查几个 notebook（默认 2，或 CPU 核数更少时取核数）")
-    parser.add_argument("--time-limit", type=float, default=TIME_LIMIT, help=f"每次调用你的函数最多几秒（默认 {TIME_LIMIT:g}）")
-    parser.add_argument("--cell-timeout", type=float, default=CELL_TIMEOUT,
+    parser.add_argument("--time-limit", type=_seconds, default=TIME_LIMIT, help=f"每次调用你的函数最多几秒（默认 {TIME_LIMIT:g}）")
+    parser.add_argument("--cell-timeout", type=_seconds, default=CELL_TIMEOUT,
                         help=f"每个代码单元格最多运行几秒（默认 {CELL_TIMEOUT:g}）")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # one notebook's run, for --class
     return parser
 
 
+def _student(notebook: Path, class_dir: Path | None) -> str:
+    """Who a notebook belongs to: its student's folder in a class, else the notebook itself."""
+    if class_dir is not None:
+        try:
+            return notebook.resolve().relative_to(class_dir.resolve()).parts[0]
+        except (ValueError, IndexError):
+            pass
+    return str(notebook)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from ._class import CheckerTampered
+    from ._sandbox import harden
+
+    harden()  # this process holds the verdicts: no other process of this user may open its /proc entries
     parser = _parser()
     args = parser.parse_args(argv)
     path = Path(args.path)
@@ -114,6 +197,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"✘ 找不到 {path}", file=sys.stderr)
             return 2
         return check_notebook(path, args)
+    except CheckerTampered as exc:
+        files = "、".join(exc.changed[:5]) + (" 等" if len(exc.changed) > 5 else "")
+        who = "、".join(_student(p, path if args.class_ else None) for p in exc.paths)
+        print(f"✘ 检查 {who} 的时候，检查器自己的文件被改动了：{files}。已停止，结果不可信："
+              "请恢复这些文件（例如 git checkout -- toolkit）后重新运行", file=sys.stderr)
+        return 1
     except ValueError as exc:
         print(f"✘ {exc}", file=sys.stderr)
         return 2

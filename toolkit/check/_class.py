@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import concurrent.futures
 import csv
+import hashlib
+import hmac
 import html
 import json
 import os
+import secrets
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -30,64 +34,162 @@ from typing import Callable, Sequence
 from ._catalogue import get_exercise
 from ._core import _pad, _width
 from ._player import TIME_LIMIT, not_run
-from .notebook import CELL_TIMEOUT, NOTEBOOK_NAME, NotebookRun, exercise_number
+from ._sandbox import problem
+from .notebook import NOTEBOOK_NAME  # noqa: F401  (test_linear_time lists the pattern under this module)
+from .notebook import CELL_TIMEOUT, NotebookRun, canonical_name, exercise_number, skipped_copies
 
 NOTEBOOK_TIMEOUT = 600.0  # real seconds for one notebook, cells and checks together
-STATUS = {"done": "✔ 完成", "in_progress": "✘ 进行中", "not_started": "○ 未开始", "could_not_run": "⚠ 无法运行"}
+STATUS = {"done": "✔ 完成", "in_progress": "✘ 进行中", "not_started": "○ 未开始", "could_not_run": "⚠ 无法运行",
+          "unverified": "⚠ 无法验证"}
+
+
+class CheckerTampered(Exception):
+    """The checker's own files changed while these notebooks were being checked: the report stops."""
+
+    def __init__(self, paths: list[Path], changed: list[str]) -> None:
+        super().__init__(f"{', '.join(str(p) for p in paths)}: {', '.join(changed)}")
+        self.paths, self.changed = paths, changed
+
+
+def checker_files() -> dict[str, str]:
+    """sha256 of every source file of the checker (the toolkit package, which it runs on), by relative path."""
+    root = Path(__file__).resolve().parents[1]
+    return {str(path.relative_to(root.parent)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(root.rglob("*.py")) if "__pycache__" not in path.parts}
+
+
+def _changed(before: dict[str, str]) -> list[str]:
+    after = checker_files()
+    return sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
 
 
 def check_many(paths: Sequence[Path], *, jobs: int = 2, time_limit: float = TIME_LIMIT,
                cell_timeout: float = CELL_TIMEOUT, notebook_timeout: float = NOTEBOOK_TIMEOUT,
                progress: Callable[[Path, NotebookRun], None] | None = None) -> list[tuple[NotebookRun, float]]:
-    """Check every notebook, `jobs` in parallel; (run, seconds) per notebook, in the order given."""
+    """Check every notebook, `jobs` in parallel; (run, seconds) per notebook, in the order given.
+
+    The checker's own source files are hashed before and after each notebook: when one changed (a student's
+    code rewrote the checker, which only a system without the workers' read-only namespaces allows), every
+    run still going is stopped and CheckerTampered names the notebooks that were running."""
+    baseline = checker_files()
+    lock = threading.Lock()
+    running: dict[Path, subprocess.Popen] = {}
+    suspects: list[Path] = []
+    tampered: list[str] = []
+
     def one(path: Path) -> tuple[NotebookRun, float]:
         began = time.perf_counter()
-        run = _check_apart(path, time_limit, cell_timeout, notebook_timeout)
-        if progress:
+        with lock:
+            if tampered:
+                return NotebookRun(path, not_run(get_exercise(exercise_number(path)), (), "已停止")), 0.0
+            running[path] = None  # type: ignore[assignment]
+            overlapping = list(running)
+        run = _check_apart(path, time_limit, cell_timeout, notebook_timeout, running)
+        with lock:
+            running.pop(path, None)
+            changed = [] if tampered else _changed(baseline)
+            if changed:
+                tampered.extend(changed)
+                suspects.extend(p for p in overlapping + list(running) if p not in suspects)
+                for proc in running.values():
+                    if proc is not None:
+                        proc.kill()
+        if progress and not tampered:
             progress(path, run)
         return run, time.perf_counter() - began
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        return list(pool.map(one, paths))
+        done = list(pool.map(one, paths))
+    if tampered:
+        raise CheckerTampered(suspects, tampered)
+    return done
 
 
-def _check_apart(path: Path, time_limit: float, cell_timeout: float, notebook_timeout: float) -> NotebookRun:
+def _check_apart(path: Path, time_limit: float, cell_timeout: float, notebook_timeout: float,
+                 running: dict | None = None) -> NotebookRun:
+    """One notebook in a checker process of its own, whose answer must be exact and authenticated.
+
+    A fresh random key goes to the checker on its stdin before any student code runs (the checker reads it
+    and closes stdin, so no worker inherits it); its answer is one line of JSON and one line with that
+    line's HMAC-SHA256 under the key. An exit code other than 0/1, a missing or wrong MAC, extra output, an
+    answer about another notebook or a score its exit code contradicts: a row that says the checker was
+    ended or its answer could not be verified, never a pass."""
     exercise = get_exercise(exercise_number(path))
     command = [sys.executable, "-m", "toolkit.check", "--json", "--time-limit", str(time_limit),
                "--cell-timeout", str(cell_timeout), str(path)]
     env = dict(os.environ, TOOLKIT_DOTENV="none", PYTHONIOENCODING="utf-8")
+    key = secrets.token_hex(32)
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    if running is not None:
+        running[path] = proc
     try:
-        done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=notebook_timeout,
-                              env=env)
+        out, _ = proc.communicate((key + "\n").encode("ascii"), timeout=notebook_timeout)
     except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
         return NotebookRun(path, not_run(exercise, exercise.checks, f"超过 {notebook_timeout:g} 秒还没有检查完（已停止）"))
+    why = _unverified(out, proc.returncode, key, path)
+    if why:
+        return NotebookRun(path, not_run(exercise, exercise.checks, f"{UNVERIFIED}（{why}）"), unverified=True)
+    return NotebookRun.from_dict(json.loads(out.split(b"\n", 1)[0].decode("utf-8")))
+
+
+UNVERIFIED = "检查器被中断或结果无法验证"
+
+
+def sign(key: str, payload: bytes) -> str:
+    return hmac.new(key.encode("ascii"), payload, hashlib.sha256).hexdigest()
+
+
+def _unverified(out: bytes, code: int, key: str, path: Path) -> str:
+    """Why a checker's answer cannot be trusted ("" when it can)."""
+    if code not in (0, 1):
+        return f"退出码 {code}"
+    lines = out.split(b"\n")
+    if len(lines) != 3 or lines[2] != b"":
+        return "输出的格式不对"
+    payload, mac = lines[0], lines[1].decode("ascii", "replace")
+    if not hmac.compare_digest(mac, sign(key, payload)):
+        return "签名不对"
     try:
-        return NotebookRun.from_dict(json.loads(done.stdout.decode("utf-8")))
-    except (ValueError, KeyError):
-        return NotebookRun(path, not_run(exercise, exercise.checks, f"检查进程出错（退出码 {done.returncode}）"))
+        run = NotebookRun.from_dict(json.loads(payload.decode("utf-8")))
+    except (ValueError, KeyError, TypeError):
+        return "结果读不了"
+    if Path(run.path) != path:
+        return "结果属于别的 notebook"
+    if (code == 0) != run.report.ok:
+        return f"退出码 {code} 与得分 {run.report.passed}/{run.report.total} 不符"
+    return ""
 
 
 # --- a class ------------------------------------------------------------------------------------
 
-def class_notebooks(folder: Path) -> dict[str, dict[str, Path]]:
-    """student -> exercise number -> notebook, from one folder per student (the shallowest copy wins)."""
+def class_notebooks(folder: Path, copies: dict[str, list[str]] | None = None) -> dict[str, dict[str, Path]]:
+    """student -> exercise number -> notebook, from one folder per student (the shallowest one wins); the copies
+    (…-Copy1, …_v2) are skipped, each with a note in `copies[student]`."""
     found: dict[str, dict[str, Path]] = {}
     for student in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
         mine: dict[str, Path] = {}
-        for path in sorted(student.rglob("*.ipynb"), key=lambda p: (len(p.parts), str(p))):
-            if ".ipynb_checkpoints" in path.parts or not NOTEBOOK_NAME.fullmatch(path.name):
-                continue
-            mine.setdefault(exercise_number(path), path)
+        every = [p for p in sorted(student.rglob("*.ipynb"), key=lambda p: (len(p.parts), str(p)))
+                 if ".ipynb_checkpoints" not in p.parts]
+        for path in every:
+            if canonical_name(path.name):
+                mine.setdefault(exercise_number(path), path)
         found[student.name] = mine
+        if copies is not None:
+            copies[student.name] = skipped_copies(every, list(mine.values()))
     return found
 
 
 class ClassReport:
     """The runs of a class: rows, the most-failed checks, and the three ways of showing them."""
 
-    def __init__(self, runs: dict[str, dict[str, NotebookRun]], seconds: float = 0.0) -> None:
+    def __init__(self, runs: dict[str, dict[str, NotebookRun]], seconds: float = 0.0, isolation: str = "",
+                 copies: dict[str, list[str]] | None = None) -> None:
         self.runs = runs
+        self.copies = copies or {}  # student -> notes on the copies of exercise notebooks that were skipped
         self.seconds = seconds
+        self.isolation = isolation  # why the students' code could not be isolated here ("" when it was)
         self.numbers = sorted({n for mine in runs.values() for n in mine})
 
     def cell(self, student: str, number: str) -> tuple[str, str]:
@@ -95,8 +197,8 @@ class ClassReport:
         run = self.runs[student].get(number)
         if run is None:
             return "—", ""
-        if run.status == "could_not_run":
-            return "-", STATUS["could_not_run"]
+        if run.status in ("could_not_run", "unverified"):
+            return "-", STATUS[run.status]
         return f"{run.report.passed}/{run.report.total}", STATUS[run.status]
 
     def most_failed(self, top: int = 10) -> list[dict]:
@@ -129,6 +231,7 @@ class ClassReport:
                 if run.report.problem:
                     out.append(f"{student} 练习 {number}：{run.report.problem}")
                 out += [f"{student} 练习 {number} · {r.id}：{r.reason}" for r in run.report.results if r.kind == "error"]
+            out += [f"{student}：{note}" for note in self.copies.get(student, [])]
         return out
 
     # --- output -------------------------------------------------------------------------------------
@@ -137,7 +240,10 @@ class ClassReport:
         names = [f"练习 {n}" for n in self.numbers]
         first = max([_width("学生")] + [_width(s) for s in students])
         widths = [max(_width(name), 13) for name in names]
-        lines = [f"班级报告：{len(students)} 名学生 × {len(self.numbers)} 个练习（用时 {self.seconds:.0f} 秒）", "",
+        lines = [f"班级报告：{len(students)} 名学生 × {len(self.numbers)} 个练习（用时 {self.seconds:.0f} 秒）"]
+        if self.isolation:
+            lines.append(f"⚠ {self.isolation_note()}")
+        lines += ["",
                  "  ".join([_pad("学生", first)] + [_pad(n, w) for n, w in zip(names, widths)])]
         lines.append("─" * (first + sum(widths) + 2 * len(widths)))
         for student in students:
@@ -154,8 +260,12 @@ class ClassReport:
             lines.append("  （没有）")
         problems = self.problems()
         if problems:
-            lines += ["", "⚠ 没能检查的 notebook 和检查器自己的错误："] + [f"  {p}" for p in problems]
+            lines += ["", "⚠ 没能检查的 notebook、跳过的副本和检查器自己的错误："] + [f"  {p}" for p in problems]
         return "\n".join(lines)
+
+    def isolation_note(self) -> str:
+        return (f"本机无法隔离学生代码：{self.isolation}。学生的代码和检查器在同一个用户下运行，能看到检查器的进程和文件；"
+                "检查器的文件在每个学生前后都核对过，结果的签名也核对过")
 
     def to_csv(self, path: Path) -> None:
         with open(path, "w", encoding="utf-8-sig", newline="") as f:
@@ -196,13 +306,14 @@ td.done {{ background: #e3f4e1; }} td.doing {{ background: #fdf1d6; }} td.todo {
 td.broken {{ background: #f9dcdc; }} td.missing {{ color: #999; }} small {{ color: #555; }}
 </style></head><body>
 <h1>班级报告</h1>
-<p>{len(self.runs)} 名学生 × {len(self.numbers)} 个练习；用时 {self.seconds:.0f} 秒。✔ 完成，✘ 进行中，○ 未开始，⚠ 无法运行。</p>
+<p>{len(self.runs)} 名学生 × {len(self.numbers)} 个练习；用时 {self.seconds:.0f} 秒。✔ 完成，✘ 进行中，○ 未开始，⚠ 无法运行或无法验证。</p>
+{f"<p><b>⚠ {e(self.isolation_note())}</b></p>" if self.isolation else ""}
 <table><tr><th>学生</th>{head}</tr>
 {"".join(rows)}
 </table>
 <h2>最常未通过的检查（只算做了这个练习的学生）</h2>
 <ol>{failed or "<li>没有</li>"}</ol>
-{f"<h2>⚠ 没能检查的 notebook 和检查器自己的错误</h2><ul>{problems}</ul>" if problems else ""}
+{f"<h2>⚠ 没能检查的 notebook、跳过的副本和检查器自己的错误</h2><ul>{problems}</ul>" if problems else ""}
 </body></html>
 """
         path.write_text(page, encoding="utf-8")
@@ -211,11 +322,12 @@ td.broken {{ background: #f9dcdc; }} td.missing {{ color: #999; }} small {{ colo
 def check_class(folder: Path, *, jobs: int = 2, progress: Callable[[Path, NotebookRun], None] | None = None,
                 **limits: float) -> ClassReport:
     """Check every student's notebooks under `folder` (one folder per student)."""
-    found = class_notebooks(folder)
+    copies: dict[str, list[str]] = {}
+    found = class_notebooks(folder, copies)
     work = [(student, number, path) for student, mine in found.items() for number, path in sorted(mine.items())]
     began = time.perf_counter()
     done = check_many([path for _, _, path in work], jobs=jobs, progress=progress, **limits)
     runs: dict[str, dict[str, NotebookRun]] = {student: {} for student in found}
     for (student, number, _), (run, _) in zip(work, done):
         runs[student][number] = run
-    return ClassReport(runs, time.perf_counter() - began)
+    return ClassReport(runs, time.perf_counter() - began, isolation=problem(), copies=copies)

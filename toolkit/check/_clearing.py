@@ -63,6 +63,8 @@ def clear_run(fn: Any, *, messages: list, args: tuple = (), kwargs: dict | None 
     given = copy.deepcopy(messages)
     try:
         out = fn(given, *args, **(kwargs or {}))
+    except Raised:  # fn is the object in the worker: what it raised there is already the student's
+        raise
     except BaseException as exc:  # the student's code raised: blamed on it, not on the checker
         names = [k.__name__ for k in type(exc).__mro__ if k not in (object, BaseException)]
         raise Raised(names or ["BaseException"], safe_str(exc, 500)) from None

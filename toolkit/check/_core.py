@@ -13,10 +13,13 @@ is wrong. What can go wrong is told apart, so the table blames the right thing:
     Crashed                    the worker died (os._exit, a crash)                 ✘ 未通过
     anything else              the checker's own bug, never the student's          ⚠ 检查器出错
 
-A probe is the worker-side half of a scenario check: code of the checker that
-runs next to the student's object in the worker (builds scripted tools and a
-simulated clock, calls the object, records what happened) and returns plain
-data. `@probe` marks one; the Exercise lists them.
+A probe is the scenario half of a check: code of the checker that builds
+scripted tools and a simulated clock, calls the student's object and records
+what happened. It runs in the referee: the object is a handle to the worker
+(calling it inside `simulate` sends the call there), the tools and the clock
+stay in the referee and the worker gets proxies (_bridge.py, _remote.py), so
+the calls, their arguments and the waits are counted where the verdict is
+taken. `@probe` marks one; the Exercise lists them.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from typing import Any, Awaitable, Callable
 
 from ..clock import SimulatedClock, use_clock
 from ..redaction import safe_str
+from ._errors import CheckerError, Crashed, Fail, Hang, Raised
 from ._plain import Foreign, describe
 
 __all__ = ["Check", "CheckResult", "Exercise", "Fail", "CheckerError", "Raised", "Hang", "Crashed", "Report",
@@ -38,42 +42,6 @@ __all__ = ["Check", "CheckResult", "Exercise", "Fail", "CheckerError", "Raised",
 NOT_IMPLEMENTED = "还没有实现"
 _NOTHING = object()  # the player's `last` before the student's code returned anything in this check
 MARKS = {"pass": "✔ 通过", "fail": "✘ 未通过", "error": "⚠ 检查器出错", "not_run": "○ 未运行"}
-
-
-class Fail(Exception):
-    """Raised by a check: the student's code ran but did the wrong thing (message in Chinese)."""
-
-
-class CheckerError(Exception):
-    """The checker itself went wrong (a bug in a check or a probe, coverage not reached): not the student's fault."""
-
-
-class Raised(Exception):
-    """The student's code raised: the exception's class names (most derived first) and its message."""
-
-    def __init__(self, names: list[str], message: str, printed: str = "") -> None:
-        super().__init__(f"{names[0]}: {message}" if message else names[0])
-        self.names, self.message, self.printed = names, message, printed
-
-    def is_a(self, name: str) -> bool:
-        """True when the student's exception is `name` or a subclass of it (by class name)."""
-        return name in self.names
-
-
-class Hang(BaseException):
-    """No answer from the worker within the time limit (a BaseException: property tests must not shrink it)."""
-
-    def __init__(self, limit: float) -> None:
-        super().__init__(f"超过 {limit:g} 秒没有返回：是不是死循环？（或者在等永远不会来的东西，比如 input()）")
-
-
-class Crashed(BaseException):
-    """The worker process died while running the student's code."""
-
-    def __init__(self, code: int | None) -> None:
-        self.code = code
-        super().__init__(f"你的代码让检查进程直接退出了（退出码 {code}）：是不是调用了 os._exit / sys.exit，"
-                         "或者把内存用光了？")
 
 
 def probe(fn: Callable) -> Callable:
@@ -290,20 +258,22 @@ def tool_awaited(seen: dict) -> None:
                    "异步工具要 result = tool_fn(...)，再 if inspect.isawaitable(result): result = await result")
 
 
-# --- helpers for probes (worker side) -------------------------------------------------------
+# --- helpers for probes -------------------------------------------------------------------------
 
 async def play(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """In a probe: call the student's fn, awaiting the result when it is awaitable (sync and async alike).
 
     Whatever escapes the student's code becomes Raised, so the referee blames the student's
-    code for it, and only for it: an exception anywhere else in a probe is the checker's.
+    code for it, and only for it: an exception anywhere else in a probe is the checker's. `fn` is
+    the object in the worker (or something it returned), or a function here run on such objects
+    (`play(getattr, obj, "name", default)` reads an attribute in the worker).
     """
     try:
         value = fn(*args, **kwargs)
         if inspect.isawaitable(value):
             value = await value
         return value
-    except Raised:
+    except (Raised, Hang, Crashed, CheckerError):
         raise
     except BaseException as exc:
         names = [k.__name__ for k in type(exc).__mro__ if k not in (object, BaseException)]
@@ -312,15 +282,19 @@ async def play(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 def simulate(make: Callable[[SimulatedClock], Awaitable[Any]], seed: int = 0) -> tuple[Any, SimulatedClock]:
-    """Run make(clock) under a fresh SimulatedClock(seed), in its own thread and event loop.
+    """Run make(clock) under a fresh simulated clock (seed), in its own thread and event loop.
 
-    The clock is installed inside that loop, so a running loop of the caller (a notebook's) and
-    its clock are untouched. There is no time limit here: in the worker, the referee ends a run
-    that does not answer in time.
+    The clock is installed inside that loop, so a running loop of the caller and its clock are
+    untouched. Inside, calling the student's object (through `play`) sends the call to the worker
+    and answers it from here: the worker's sleeps wait on this clock (_bridge.BridgeClock). The
+    time limit is the player's: a call that does not answer in time ends its worker (Hang).
     """
-    clock = SimulatedClock(seed=seed)
+    from ._bridge import SCENARIO, BridgeClock
+
+    clock = BridgeClock(seed=seed)
 
     async def body() -> Any:
+        SCENARIO.set(True)
         with use_clock(clock):
             return await make(clock)
 

@@ -27,6 +27,26 @@ SALES_PAGE = """<html><head><title>2024 年第一季度销售报表</title></hea
 <p>总销售额 9692。</p>
 </body></html>"""
 
+# The same report laid out as pages are: attributes on every tag, cells broken over lines, runs of spaces.
+STYLED_PAGE = """<html><body>
+<table id="q1" class="report striped">
+  <tr class="head"><th scope="col">类别</th><th scope="col">销售额</th><th>备注</th></tr>
+  <tr class="row odd" data-id="1"><td>显示器</td><td align="right">4495</td><td>季度
+      <b>最高</b></td></tr>
+  <tr class='row even'><td>键盘</td><td align="right">2985</td><td>  含   多个\t空格  </td></tr>
+  <tr
+      class="row odd"><td>鼠标</td><td align="right">2212</td><td>第一行<br>第二行</td></tr>
+</table>
+</body></html>"""
+STYLED_ROWS = [["类别", "销售额", "备注"], ["显示器", "4495", "季度 最高"], ["键盘", "2985", "含 多个 空格"],
+               ["鼠标", "2212", "第一行第二行"]]
+# Two tables with different columns: only the first is the answer ("第一张").
+TWO_TABLES = """<html><body><h2>汇总</h2>
+<table><tr><th>季度</th><th>总销售额</th></tr><tr><td>Q1</td><td>9692</td></tr></table>
+<h2>明细</h2>
+<table><tr><th>类别</th><th>销售额</th></tr><tr><td>显示器</td><td>4495</td></tr><tr><td>键盘</td><td>2985</td></tr>
+</table></body></html>"""
+
 _SPLIT = re.compile(r"(?<!\\)\|")
 
 
@@ -78,6 +98,23 @@ def check_html_rows(play: Any) -> None:
     want = [["显示器", "4495", "最高"], ["键盘", "2985", "含 | 竖线"], ["鼠标", "2212", ""]]
     if rows[1:] != want:
         raise Fail(f"数据行应为 {want}，得到 {rows[1:]}")
+    out = _call(play, STYLED_PAGE)
+    rows = table_rows(out)
+    if len(rows) < len(STYLED_ROWS):
+        raise Fail(f"带属性的行（<tr class=\"row odd\">、<tr 换行 class=…>）也是表格的行：应读出 {len(STYLED_ROWS)} 行，"
+                   f"得到 {len(rows)} 行：{rows}")
+    broken = any(line.strip().startswith("|") and not line.strip().endswith("|") for line in out.splitlines())
+    for got, row in zip(rows, STYLED_ROWS):
+        if got != row:
+            raise Fail(f"单元格里的换行、制表符和连续空格要合并成一个空格（<br> 这样的标签去掉）：应为 {row}，得到 {got}"
+                       + ("；单元格里留着换行，Markdown 的这一行就断了" if broken else ""))
+
+
+def check_first_table(play: Any) -> None:
+    rows = table_rows(_call(play, TWO_TABLES))
+    want = [["季度", "总销售额"], ["Q1", "9692"]]
+    if rows != want:
+        raise Fail(f"页面上有两张表格时只转换第一张（任务说的是「第一张」）：应读出 {want}，得到 {rows}")
 
 
 def check_html_random(play: Any) -> None:
@@ -135,6 +172,8 @@ def check_fits_unchanged(play: Any) -> None:
 def check_budget(play: Any) -> None:
     for n, max_chars in CASES:
         out = _call(play, _html_table(_big_table(n)), max_chars)
+        if not table_rows(out):  # an answer that returns no table at all is not "within budget"
+            raise Fail(f"{n} 行的表格、max_chars={max_chars} 时输出里没有表格：{out[:60]!r}")
         if len(out) > max_chars:
             raise Fail(f"{n} 行的表格、max_chars={max_chars} 时输出有 {len(out)} 个字符（说明文字也算在内）")
 
@@ -178,13 +217,18 @@ def check_no_table(play: Any) -> None:
     out = _call(play, "<html><body><h1>公告</h1><p>本页没有表格，只有文字。</p></body></html>")
     if "没有表格" not in out or table_rows(out):
         raise Fail(f"没有 <table> 的页面应返回「（页面里没有表格）」，得到 {out[:80]!r}")
+    if "没有表格" in _call(play, SALES_PAGE):  # a constant answer says it for every page
+        raise Fail("有表格的页面也返回了「没有表格」：只有找不到 <table> 时才这样说")
 
 
 EXERCISE = Exercise("01", "01_parse_tool_result", "富文本转 Markdown：HTML 表格，超预算时按整行保留", "html_table_to_markdown", (
     Check("html_table_header", "HTML 表格的表头和分隔行", "第一个 <tr> 的单元格是表头，下一行写 | --- | --- |",
           check_html_header),
-    Check("html_table_rows", "HTML 表格的数据行（去掉 <b> 等标签，| 转义为 \\|）",
-          "每个 <tr> 一行；单元格里的标签去掉、html.unescape、竖线写成 \\|", check_html_rows),
+    Check("html_table_rows", "HTML 表格的数据行（去掉 <b> 等标签，| 转义为 \\|，带属性的 <tr>，空白合并）",
+          "每个 <tr …> 一行（它可能带 class 等属性）；单元格里的标签去掉、html.unescape、"
+          "\" \".join(文字.split()) 合并空白、竖线写成 \\|", check_html_rows),
+    Check("first_table_only", "页面上有几张表格时只转换第一张", "re.search 找第一个 <table>…</table>，不要 findall 后拼起来或取最后一个",
+          check_first_table),
     Check("html_table_random", "随机生成的 60 张表格都能原样读回（hypothesis，含 |、&lt;、空单元格）",
           "注意空单元格、&lt; 之类的转义字符和 | 竖线", check_html_random),
     Check("fits_unchanged", "放得下的表格完整输出，不加说明", "先拼出完整表格，放得下就直接返回", check_fits_unchanged),

@@ -27,30 +27,33 @@ class Runs:
 
 
 def check_success(play: Any) -> None:
-    run = Runs(play, [["ok"]], result={"total_sales": 9692})
-    if run.error is not None or run.result != {"total_sales": 9692}:
+    total = play.rng.randint(1_000, 99_999)  # drawn per run, as are the figures below: a replay does not match
+    run = Runs(play, [["ok"]], result={"total_sales": total})
+    if run.error is not None or run.result != {"total_sales": total}:
         raise Fail(f"一次成功时应返回 (结果, None)，得到 ({run.result!r}, {run.error!r})")
     if run.calls != [1]:
         raise Fail(f"成功后不应再调用，工具被调用了 {run.calls[0]} 次")
 
 
 def check_transient(play: Any) -> None:
-    run = Runs(play, [["timeout", "connection", "ok"]], result="第三次成功")
-    if (run.result, run.error) != ("第三次成功", None):
-        raise Fail(f"超时、连接错误之后第三次成功，应返回 ('第三次成功', None)，得到 ({run.result!r}, {run.error!r})")
+    answer = f"第三次成功（订单 {play.rng.randint(100, 999)}）"
+    run = Runs(play, [["timeout", "connection", "ok"]], result=answer)
+    if (run.result, run.error) != (answer, None):
+        raise Fail(f"超时、连接错误之后第三次成功，应返回 ({answer!r}, None)，得到 ({run.result!r}, {run.error!r})")
     if run.calls != [3]:
         raise Fail(f"工具应被调用 3 次，实际 {run.calls[0]} 次")
 
 
 def check_fatal(play: Any) -> None:
+    tokens = play.rng.randint(60, 100)
     for step, label in (("permission", "PermissionError"), ("value", "ValueError（参数错误）")):
-        run = Runs(play, [[step, "ok"]])
+        run = Runs(play, [[step, "ok"]], tokens=tokens)
         if run.calls != [1]:
             raise Fail(f"{label} 重试也没用，应只调用 1 次，实际 {run.calls[0]} 次")
         if not run.error or run.result is not None:
             raise Fail(f"{label} 时应返回 (None, 错误说明)，得到 ({run.result!r}, {run.error!r})")
-        if run.tokens != 100:
-            raise Fail(f"{label} 没有重试，不该花令牌：额度从 100 变成了 {run.tokens!r}")
+        if run.tokens != tokens:
+            raise Fail(f"{label} 没有重试，不该花令牌：额度从 {tokens} 变成了 {run.tokens!r}")
 
 
 def check_max_retries(play: Any) -> None:
@@ -66,23 +69,27 @@ def check_max_retries(play: Any) -> None:
 
 
 def check_costs(play: Any) -> None:
-    run = Runs(play, [["timeout", "connection", "ok"]], tokens=100, capacity=100)
+    tokens = play.rng.randint(40, 99)
+    run = Runs(play, [["timeout", "connection", "ok"]], tokens=tokens, capacity=100)
     if run.calls != [3]:
         raise Fail(f"额度充足时应照常重试：工具应被调用 3 次，实际 {run.calls[0]} 次")
-    expected = 100 - 2 * RETRY_COST + 1
+    expected = tokens - 2 * RETRY_COST + 1
     if run.tokens != expected:
-        raise Fail(f"两次重试各花 {RETRY_COST} 个令牌，成功后还回 1 个：100 − 10 + 1 = {expected}，"
-                   f"实际剩 {run.tokens!r}（budget[\"tokens\"] 要在传进来的那个字典里改）")
+        why = ("：一个令牌都没花，重试前要 budget[\"tokens\"] -= 5" if run.tokens == tokens else
+               "：成功后没有还回 1 个" if run.tokens == expected - 1 else "")
+        raise Fail(f"两次重试各花 {RETRY_COST} 个令牌，成功后还回 1 个：{tokens} − 10 + 1 = {expected}，"
+                   f"实际剩 {run.tokens!r}{why}（budget[\"tokens\"] 要在传进来的那个字典里改）")
 
 
 def check_empty(play: Any) -> None:
-    run = Runs(play, [["timeout"]], tokens=4)
+    left = play.rng.randint(1, RETRY_COST - 1)
+    run = Runs(play, [["timeout"]], tokens=left)
     if run.calls != [1]:
-        raise Fail(f"只剩 4 个令牌，不够一次重试（{RETRY_COST} 个）：应只调用 1 次，实际 {run.calls[0]} 次")
+        raise Fail(f"只剩 {left} 个令牌，不够一次重试（{RETRY_COST} 个）：应只调用 1 次，实际 {run.calls[0]} 次")
     if not run.error or run.result is not None or "额度" not in str(run.error):
         raise Fail(f"额度不够时应返回 (None, 错误说明)，说明里写出「额度」用完了，得到 ({run.result!r}, {run.error!r})")
-    if run.tokens != 4:
-        raise Fail(f"没有重试就不该扣令牌：应还剩 4 个，实际 {run.tokens!r}")
+    if run.tokens != left:
+        raise Fail(f"没有重试就不该扣令牌：应还剩 {left} 个，实际 {run.tokens!r}")
     run = Runs(play, [["timeout"]], tokens=2 * RETRY_COST)
     if run.calls != [3] or run.tokens != 0:
         raise Fail(f"剩 {2 * RETRY_COST} 个令牌刚好够两次重试（共 3 次调用、剩 0 个），"
@@ -90,35 +97,42 @@ def check_empty(play: Any) -> None:
 
 
 def check_shared(play: Any) -> None:
-    run = Runs(play, [["timeout"]] * 100, tokens=100, capacity=100)
-    total = sum(run.calls)
-    if total != 120:
-        raise Fail(f"100 次调用一个一直超时的工具，共享 100 个令牌（每次重试 {RETRY_COST} 个）：应一共请求 120 次"
-                   f"（100 次第一次调用 + 20 次重试），实际 {total} 次"
-                   + ("；额度要跨调用共享，不要每次调用复制一份" if total > 120 else ""))
+    calls, tokens = play.rng.randint(60, 100), RETRY_COST * play.rng.randint(12, 20)
+    run = Runs(play, [["timeout"]] * calls, tokens=tokens, capacity=tokens)
+    total, expected = sum(run.calls), calls + tokens // RETRY_COST
+    if total != expected:
+        gap = f"多了 {total - expected} 次" if total > expected else f"少了 {expected - total} 次"
+        raise Fail(f"{calls} 次调用一个一直超时的工具，共享 {tokens} 个令牌（每次重试 {RETRY_COST} 个）：应一共请求 "
+                   f"{expected} 次（{calls} 次第一次调用 + {tokens // RETRY_COST} 次重试），实际 {total} 次，{gap}"
+                   + ("；额度要跨调用共享，不要每次调用复制一份" if total > expected else ""))
 
 
 def check_refund_capped(play: Any) -> None:
-    run = Runs(play, [["ok"]] * 3, tokens=50, capacity=100)
-    if run.tokens != 53:
-        raise Fail(f"每次成功还回 1 个令牌：50 个令牌、3 次成功后应有 53 个，实际 {run.tokens!r}")
-    run = Runs(play, [["ok"]], tokens=100, capacity=100)
-    if run.tokens != 100:
-        raise Fail(f"令牌不能超过 capacity：满额 100 个时成功一次应还是 100 个，实际 {run.tokens!r}")
+    tokens = play.rng.randint(30, 90)
+    run = Runs(play, [["ok"]] * 3, tokens=tokens, capacity=100)
+    if run.tokens != tokens + 3:
+        raise Fail(f"每次成功还回 1 个令牌：{tokens} 个令牌、3 次成功后应有 {tokens + 3} 个，实际 {run.tokens!r}")
+    capacity = play.rng.randint(60, 100)
+    run = Runs(play, [["ok"]], tokens=capacity, capacity=capacity)
+    if run.tokens != capacity:
+        raise Fail(f"令牌不能超过 capacity：满额 {capacity} 个时成功一次应还是 {capacity} 个，实际 {run.tokens!r}"
+                   + ("，超过了 capacity" if isinstance(run.tokens, int) and run.tokens > capacity else ""))
 
 
 def check_retry_after(play: Any) -> None:
-    run = Runs(play, [["rate_limited", "rate_limited", "ok"]], waits=True, retry_after=5.0, result="限流后成功")
-    if (run.result, run.error) != ("限流后成功", None):
-        raise Fail(f"限流两次后成功，应返回 ('限流后成功', None)，得到 ({run.result!r}, {run.error!r})")
+    after = float(play.rng.randint(4, 9))
+    answer = f"限流后成功（第 {play.rng.randint(2, 99)} 批）"
+    run = Runs(play, [["rate_limited", "rate_limited", "ok"]], waits=True, retry_after=after, result=answer)
+    if (run.result, run.error) != (answer, None):
+        raise Fail(f"限流两次后成功，应返回 ({answer!r}, None)，得到 ({run.result!r}, {run.error!r})")
     waits = [round(t2 - t1, 3) for t1, t2 in zip(run.times, run.times[1:])]
-    if len(waits) != 2 or min(waits) < 5.0:
-        raise Fail(f"服务器说 Retry-After 5 秒，两次等待应都 ≥ 5 秒，实际间隔 {waits}")
+    if len(waits) != 2 or min(waits) < after:
+        raise Fail(f"服务器说 Retry-After {after:g} 秒，两次等待应都 ≥ {after:g} 秒，实际间隔 {waits}")
 
 
 def check_jitter(play: Any) -> None:
     schedules = []
-    for seed in (0, 1, 2):
+    for seed in play.rng.sample(range(10_000), 3):
         run = Runs(play, [["timeout", "timeout", "timeout", "ok"]], waits=True, seed=seed)
         if not run.waits:
             raise Fail("重试之间没有在模拟时钟上等待：请 await get_clock().sleep(秒数)")
@@ -142,11 +156,11 @@ EXERCISE = Exercise("03", "03_retry", "重试额度：多次调用共享一桶�
           "重试前 budget[\"tokens\"] -= 5；成功时 budget[\"tokens\"] += 1", check_costs),
     Check("empty_budget_stops_retrying", "令牌不够一次重试时不再重试，错误说明里写「额度」用完",
           "重试前判断 budget[\"tokens\"] < 5，成立就返回 (None, \"……重试额度已用完……\")", check_empty),
-    Check("budget_shared_across_calls", "100 次调用共享 100 个令牌：一共 120 次请求，不是 400 次",
+    Check("budget_shared_across_calls", "几十次调用共享一桶令牌：总请求数 = 调用数 + 令牌数 ÷ 5，不是每次调用都重试 3 次",
           "直接改传进来的 budget 字典，不要复制它，也不要用全局变量", check_shared),
     Check("refund_capped", "成功还回的令牌不超过 capacity", "budget[\"tokens\"] = min(budget[\"capacity\"], budget[\"tokens\"] + 1)",
           check_refund_capped),
-    Check("retry_after_honoured", "服务器的 Retry-After 被遵守（等待 ≥ 5 秒）",
+    Check("retry_after_honoured", "服务器的 Retry-After 被遵守（等待不短于它要求的秒数）",
           "等待 = max(退避时间, classify_error(exc).retry_after or 0)", check_retry_after),
     Check("jitter", "等待走模拟时钟、有随机抖动，且不超过 30 秒上限",
           "await get_clock().sleep(get_clock().random.uniform(0, min(30, 2 ** n)))", check_jitter),

@@ -152,22 +152,23 @@ def check_random(play: Any) -> None:
     from hypothesis import strategies as st
 
     pool = [WEATHER_SH, WEATHER_BJ, FLIGHTS, PARTIAL, None]
+    # the order the calls finished in is drawn up front (a permutation), not by a random.Random used during the
+    # test: a draw made in the middle would change when shrinking stops early (see _props.MAX_SHRINK_STEPS)
+    picks = st.lists(st.sampled_from(range(len(pool))), min_size=1, max_size=5)
     cases = st.tuples(st.sampled_from(["openai_chat", "openai_responses", "anthropic"]),
-                      st.lists(st.sampled_from(range(len(pool))), min_size=1, max_size=5), st.randoms())
+                      picks.flatmap(lambda p: st.tuples(st.just(p), st.permutations(range(len(p))))))
 
     def classify(case: tuple) -> set[str]:
-        fmt, picks, _ = case
+        fmt, (picks, _) = case
         return {fmt, "有调用没结果" if len(pool) - 1 in picks else "都有结果", "多个调用" if len(picks) > 1 else "一个调用"}
 
     def test(case: tuple) -> None:
-        fmt, picks, rnd = case
+        fmt, (picks, order) = case
         results = [pool[i] for i in picks]
-        order = list(range(len(results)))
-        rnd.shuffle(order)
-        calls, keyed, ids = turn(fmt, results, order)
+        calls, keyed, ids = turn(fmt, results, list(order))
         answered(fmt, replies(play, fmt, calls, keyed), ids, results)
 
-    property_check(cases, test, examples=40, classify=classify,
+    property_check(cases, test, examples=50, classify=classify,
                    cover={"openai_chat": 8, "openai_responses": 8, "anthropic": 8, "有调用没结果": 8, "都有结果": 8,
                           "多个调用": 15})
 
@@ -186,6 +187,6 @@ EXERCISE = Exercise("04", "04_tool_messages", "一轮并行调用的全部回复
     Check("errors_marked", "失败和部分成功的结果保留 status 和 error_type", "每条回复都用 toolkit 的 format_tool_message 生成",
           check_errors_marked),
     Check("edge_arguments", "没有调用时返回 []；未知 fmt 抛出 ValueError", "先检查 fmt，再处理调用", check_arguments),
-    Check("random_turns", "随机的 40 轮：调用数、完成顺序、缺结果的调用都随机，每条回复都对得上（hypothesis）",
+    Check("random_turns", "随机的 50 轮：调用数、完成顺序、缺结果的调用都随机，每条回复都对得上（hypothesis）",
           "id、顺序、缺的结果、Anthropic 的单条 user 消息：前面几条检查合在一起", check_random),
 ))

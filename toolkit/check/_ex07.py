@@ -19,69 +19,92 @@ def _verdict(play: Any, answer: str, case: str) -> dict:
     return out
 
 
-def _passes(play: Any, answer: str, case: str = "ok") -> None:
+def _passes(play: Any, answer: str, case: str = "ok", twin: str = "") -> None:
+    """`answer` must pass, and its wrong `twin` (one number or word changed) must not: a check that accepts
+    everything earns nothing here."""
     out = _verdict(play, answer, case)
     if not out["ok"]:
         raise Fail(f"这个回答是对的，却没通过：{answer!r}；你的 problems：{out['problems']}")
+    if twin and _verdict(play, twin, case)["ok"]:
+        raise Fail(f"只放行不够：把它改错一处（{twin!r}）也通过了，你的检查是不是什么都放行？")
 
 
-def _fails(play: Any, answer: str, case: str, why: str) -> None:
+def _fails(play: Any, answer: str, case: str, why: str, twin: str = "") -> None:
+    """`answer` must not pass, and its right `twin` (the mistake taken out) must: a check that rejects
+    everything earns nothing here."""
     out = _verdict(play, answer, case)
     if out["ok"]:
         raise Fail(f"{why}，却通过了：{answer!r}")
+    if twin:
+        out = _verdict(play, twin, case)
+        if not out["ok"]:
+            raise Fail(f"只拒绝不够：去掉这处错误后（{twin!r}）是对的回答，也没通过（{out['problems']}），"
+                       "你的检查是不是什么都拒绝？")
 
 
 def check_correct(play: Any) -> None:
-    _passes(play, "销售额最高的类别是显示器，销售额 4495；总销售额 9692。")
+    _passes(play, "销售额最高的类别是显示器，销售额 4495；总销售额 9692。",
+            twin="销售额最高的类别是显示器，销售额 4495；总销售额 9962。")
 
 
 def check_offline_style(play: Any) -> None:
     _passes(play, "【离线模型】根据工具 analyze_sales_csv 的计算结果：销售额最高的类别是显示器，销售额 4495；"
-                "总销售额 9692（共 5 行数据）。各类别销售额从高到低：显示器 4495 > 键盘 2985 > 鼠标 2212。")
+                "总销售额 9692（共 5 行数据）。各类别销售额从高到低：显示器 4495 > 键盘 2985 > 鼠标 2212。",
+            twin="【离线模型】根据工具 analyze_sales_csv 的计算结果：销售额最高的类别是显示器，销售额 4495；"
+                 "总销售额 9692（共 5 行数据）。各类别销售额从高到低：显示器 4495 > 键盘 2985 > 鼠标 2221。")
 
 
 def check_separator(play: Any) -> None:
-    _passes(play, "总销售额 9,692，其中显示器最高（4,495）。")
+    _passes(play, "总销售额 9,692，其中显示器最高（4,495）。", twin="总销售额 9,962，其中显示器最高（4,495）。")
 
 
 def check_made_up(play: Any) -> None:
-    _fails(play, "显示器销售额最高（4495），总销售额 9692，比上个月多 1234。", "ok", "1234 不在工具结果里（编造的数字）")
+    _fails(play, "显示器销售额最高（4495），总销售额 9692，比上个月多 1234。", "ok", "1234 不在工具结果里（编造的数字）",
+           twin="显示器销售额最高（4495），总销售额 9692。")
 
 
 def check_missing_total(play: Any) -> None:
-    _fails(play, "显示器的销售额最高，为 4495。", "ok", "回答没有给出总销售额 9692")
+    _fails(play, "显示器的销售额最高，为 4495。", "ok", "回答没有给出总销售额 9692",
+           twin="显示器的销售额最高，为 4495；总销售额 9692。")
 
 
 def check_missing_top(play: Any) -> None:
-    _fails(play, "总销售额 9692，键盘卖得不错。", "ok", "回答没有说出销售额最高的类别（显示器）")
+    _fails(play, "总销售额 9692，键盘卖得不错。", "ok", "回答没有说出销售额最高的类别（显示器）",
+           twin="总销售额 9692，显示器卖得最好（4495）。")
 
 
 def check_made_up_substring(play: Any) -> None:
     _fails(play, "销售额最高的类别是显示器（4495），总销售额 9692，环比增长 49%。", "ok",
-           "49 不在工具结果里：它只是 4495 的一部分（数字要整个比较，不能在文字里找子串）")
+           "49 不在工具结果里：它只是 4495 的一部分（数字要整个比较，不能在文字里找子串）",
+           twin="销售额最高的类别是显示器（4495），总销售额 9692。")
     _fails(play, "显示器最高，4495；总销售额 9692，其中 969 来自线上。", "ok",
            "969 不在工具结果里：它只是 9692 的一部分（数字要整个比较，不能在文字里找子串）")
 
 
 def check_failure_admitted(play: Any) -> None:
-    _passes(play, "分析失败：找不到销售数据文件 sales_2023.csv，所以无法给出销售额。", "missing")
+    _passes(play, "分析失败：找不到销售数据文件 sales_2023.csv，所以无法给出销售额。", "missing",
+            twin="销售数据文件 sales_2023.csv 已经读取，请稍等。")
 
 
 def check_failure_hidden(play: Any) -> None:
-    _fails(play, "显示器销售额最高，总销售额 9692。", "missing", "工具失败了（FILE_NOT_FOUND），回答却给出了数字")
+    _fails(play, "显示器销售额最高，总销售额 9692。", "missing", "工具失败了（FILE_NOT_FOUND），回答却给出了数字",
+           twin="分析失败：找不到数据文件，无法给出销售额。")
 
 
 def check_failure_invented(play: Any) -> None:
     _fails(play, "分析失败：找不到 sales_2023.csv。不过按往年的情况，总销售额大约 9000，显示器卖得最好。", "missing",
-           "工具失败了，回答虽然承认失败，却编了一个数字 9000（错误信息里没有）")
+           "工具失败了，回答虽然承认失败，却编了一个数字 9000（错误信息里没有）",
+           twin="分析失败：找不到 sales_2023.csv，无法给出总销售额。")
 
 
 def check_failure_unsaid(play: Any) -> None:
-    _fails(play, "我看了一下，暂时没有销售数据，你可以稍后再来问。", "missing", "工具失败了，回答没有说明失败")
+    _fails(play, "我看了一下，暂时没有销售数据，你可以稍后再来问。", "missing", "工具失败了，回答没有说明失败",
+           twin="我看了一下：找不到销售数据文件，无法回答，你可以稍后再来问。")
 
 
 def check_error_numbers(play: Any) -> None:
-    _passes(play, "数据有误：sales.csv 第 4 行的 quantity 是“abc”，不是整数，无法计算总销售额。", "invalid")
+    _passes(play, "数据有误：sales.csv 第 4 行的 quantity 是“abc”，不是整数，无法计算总销售额。", "invalid",
+            twin="数据有误：sales.csv 第 7 行的 quantity 是“abc”，不是整数，无法计算总销售额。")
 
 
 EXERCISE = Exercise("07", "07_sales_agent", "销售数据 Agent：验收模型的回答", "check_sales_answer", (

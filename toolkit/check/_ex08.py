@@ -8,15 +8,16 @@ from ._tools import Scripted
 
 
 @probe
-def guard_run(cls: Any, *, calls: list, plans: dict | None = None, fresh: bool = False) -> dict:
+def guard_run(cls: Any, *, calls: list, plans: dict | None = None, fresh: bool = False, result: Any = "结果") -> dict:
     """Probe: make RepeatGuard() (a new one per call with `fresh`) and make the calls [tool name, args, kwargs].
 
-    Tools with the same name are one scripted tool (plans: name -> plan, default ["ok"]). Returns what
-    each call returned, each tool's record and the (last) guard's `refused`.
+    Tools with the same name are one scripted tool (plans: name -> plan, default ["ok"]; each returns
+    `result` when it succeeds). Returns what each call returned, each tool's record and the (last)
+    guard's `refused`.
     """
     tools: dict[str, Scripted] = {}
     for name, _, _ in calls:
-        tools.setdefault(name, Scripted((plans or {}).get(name, ["ok"]), name=name))
+        tools.setdefault(name, Scripted((plans or {}).get(name, ["ok"]), name=name, result=result))
 
     async def go(clock: Any) -> dict:
         guard = await play(cls)
@@ -37,7 +38,9 @@ class Guarded:
     """What a RepeatGuard did with a series of calls (referee side)."""
 
     def __init__(self, play_: Any, *calls: tuple[str, tuple, dict], **params: Any) -> None:
-        seen = play_.run("guard_run", calls=[[name, list(args), kwargs] for name, args, kwargs in calls], **params)
+        self.answer = f"结果 #{play_.rng.randint(100, 999)}"  # what the tool returns this run
+        seen = play_.run("guard_run", calls=[[name, list(args), kwargs] for name, args, kwargs in calls],
+                         result=self.answer, **params)
         if seen.get("not_callable"):
             raise Fail("RepeatGuard() 的实例要能被调用：写 async def __call__(self, tool_fn, *args, max_retries=3, **kwargs)")
         for record in seen["tools"].values():
@@ -53,7 +56,7 @@ WEATHER = ("search", ("上海",), {})
 def check_first(p: Any) -> None:
     run = Guarded(p, WEATHER)
     [(result, error)] = run.outs
-    if (result, error) != ("结果", None) or run.calls["search"] != 1:
+    if (result, error) != (run.answer, None) or run.calls["search"] != 1:
         raise Fail(f"第一次调用应正常执行并返回 (结果, None)，得到 ({result!r}, {error!r})，调用 {run.calls['search']} 次")
 
 
@@ -93,7 +96,7 @@ def check_order(p: Any) -> None:
 def check_transient(p: Any) -> None:
     call = ("search", ("上海",), {"max_retries": 0})
     run = Guarded(p, call, call, call, plans={"search": ["timeout", "timeout", "ok"]})
-    if run.calls["search"] != 3 or run.outs[-1] != ("结果", None):
+    if run.calls["search"] != 3 or run.outs[-1] != (run.answer, None):
         raise Fail(f"超时这样的暂时性失败之后，再调一次是合理的，不应拦下：实际执行 {run.calls['search']} 次，"
                    f"最后得到 {run.outs[-1]!r}")
 

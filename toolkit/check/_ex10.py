@@ -24,6 +24,9 @@ def _runs(play: Any, exempt: tuple = EXEMPT, cases: tuple = CASES):
         budget = budget_for(results_chars(messages, FMT), share)
         run = play.run("clear_run", messages=messages, args=(budget,),
                        kwargs={"keep_last": keep_last, "exempt": exempt})
+        if run["out"] == messages and results_chars(messages, FMT) > budget:  # a copy passes the other rules
+            raise Fail(f"budget_chars={budget}：结果加起来有 {results_chars(messages, FMT)} 字符，超出预算，"
+                       "返回的却和传进来的一模一样：一个结果也没有清除")
         yield run, messages, budget, keep_last
 
 

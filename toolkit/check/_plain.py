@@ -19,9 +19,9 @@ object with one key: {"t": [...]} a tuple, {"d": [[key, value], ...]} a dict,
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, Callable
 
-__all__ = ["Foreign", "encode", "decode", "describe"]
+__all__ = ["Foreign", "encode", "decode", "describe", "exception_data"]
 
 MAX_DEPTH = 40
 MAX_NODES = 200_000
@@ -73,6 +73,11 @@ def _kind(value: Any) -> str:
     return ""
 
 
+def foreign_fields(value: Any) -> dict:
+    """What a Foreign of `value` shows (computed where the value lives: its __str__ is the student's)."""
+    return _foreign(value)["o"]
+
+
 def _foreign(value: Any) -> dict:
     if inspect.iscoroutine(value):
         value.close()  # never awaited: close it so no RuntimeWarning is printed
@@ -84,8 +89,12 @@ def _foreign(value: Any) -> dict:
                   "truthy": bool(_safe(bool, value, True))}}
 
 
-def encode(value: Any) -> Any:
-    """The JSON-able form of `value` (worker side). Never raises for the student's objects."""
+def encode(value: Any, keep: Callable[[Any], dict] | None = None) -> Any:
+    """The JSON-able form of `value` (worker side). Never raises for the student's objects.
+
+    `keep`, in a scenario run (see _remote.py), turns a value that is not plain data into a node of its
+    own (a handle the referee can ask about, or a reference to one of the referee's objects) instead of
+    a Foreign."""
     count = [0]
 
     def go(v: Any, depth: int) -> Any:
@@ -102,29 +111,32 @@ def encode(value: Any) -> Any:
             return {"t": [go(x, depth + 1) for x in tuple.__iter__(v)]}
         if isinstance(v, dict):
             return {"d": [[go(k, depth + 1), go(x, depth + 1)] for k, x in dict.items(v)]}
-        return _foreign(v)
+        return keep(v) if keep is not None else _foreign(v)
 
     return go(value, 0)
 
 
-def decode(data: Any) -> Any:
-    """The referee's value for encoded `data`: plain types and Foreign only."""
+def decode(data: Any, other: Callable[[dict], Any] | None = None) -> Any:
+    """The referee's value for encoded `data`: plain types and Foreign only (and what `other` makes of
+    the nodes `encode`'s `keep` wrote, in a scenario run)."""
     if isinstance(data, list):
-        return [decode(x) for x in data]
+        return [decode(x, other) for x in data]
     if not isinstance(data, dict):
         return data
     if "t" in data:
-        return tuple(decode(x) for x in data["t"])
+        return tuple(decode(x, other) for x in data["t"])
     if "d" in data:
         out = {}
         for key, value in data["d"]:
-            key = decode(key)
+            key = decode(key, other)
             try:
                 hash(key)
             except TypeError:  # a list key cannot be: the student's dict had an unhashable-looking key
                 key = Foreign("list", "", str(key), repr(key), bool(key))
-            out[key] = decode(value)
+            out[key] = decode(value, other)
         return out
+    if "o" not in data and other is not None:
+        return other(data)
     o = data["o"]
     return Foreign(o["type"], o["kind"], o["text"], o["shown"], o["truthy"])
 
@@ -137,3 +149,16 @@ def describe(value: Any, limit: int = 80) -> str:
         return repr(value)[:limit + 60]
     shown = repr(value)
     return f"{type(value).__name__} {shown[:limit]}{'…' if len(shown) > limit else ''}"
+
+
+def exception_data(exc: BaseException) -> dict:
+    """An exception raised in the worker, as plain data: its class names (most derived first) and message."""
+    names = [k.__name__ for k in type(exc).__mro__ if k not in (object, BaseException)]
+    try:
+        message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+    except Exception:
+        message = "<str() 出错>"
+    found = {"names": names or ["BaseException"], "message": str(message)[:500]}
+    if isinstance(exc, SyntaxError):
+        found.update(line=exc.lineno, text=(exc.text or "").strip()[:120])
+    return found

@@ -6,7 +6,8 @@ or pytest). The student's object lives in a worker (_worker.py); a check sees
 it only through a Player:
 
     play(*args, **kwargs)        run obj(*args, **kwargs) in the worker; the plain value comes back
-    play.run("probe", **params)  run one of the exercise's probes in the worker; its plain record comes back
+    play.run("probe", **params)  run one of the exercise's probes here, on the object in the worker (_bridge.py):
+                                 the tools and clock it lends stay here; its record comes back as plain data
     play.sleeps                  the real waits (time.sleep / asyncio.sleep) the last request asked for
     play.printed                 what the student's code printed during this check
 
@@ -16,17 +17,21 @@ request gets a fresh worker with the object loaded again.
 """
 from __future__ import annotations
 
-import json
 import multiprocessing
+import random
+import secrets
 import sys
 import types
 from typing import Any, Iterable
 
 from ._core import _NOTHING, CheckerError, CheckResult, Crashed, Exercise, Hang, Raised, Report, run_check
+from ._bridge import CallableWorkerRef, sanitize
 from ._plain import decode
+from ._session import Session
 
 TIME_LIMIT = 3.0     # real seconds one request may take; every wait in the checks is simulated
 AFTER_HANG = 1.0     # the limit once the object has hung: a loop that never ends costs 3 s once, not per check
+_OBJECT = {"type": "object", "kind": "", "text": "", "shown": "（你的函数）", "truthy": True}
 LOAD_LIMIT = 60.0    # loading the object may import modules it refers to (matplotlib takes seconds)
 WARM_MODULES = ["toolkit", "toolkit.executor", "toolkit.check._worker"]  # what every worker imports first
 
@@ -46,14 +51,25 @@ def _context() -> Any:
 _CONTEXT = _context()
 
 
+def fork_from_here() -> None:
+    """Workers are forks of this process, not of a fork server: for a referee that holds nothing a student
+    may not see and runs one thread (the notebook's referee: see _referee.serve). It saves the fork
+    server's interpreter, about a second of a kernel's first check(). The worker closes every descriptor
+    it inherited but its pipe (_worker._guard_process) before any student code runs."""
+    global _CONTEXT
+    if "fork" in multiprocessing.get_all_start_methods() and sys.platform.startswith("linux"):
+        _CONTEXT = multiprocessing.get_context("fork")
+
+
 class Proc:
     """One worker process and its pipe."""
 
     def __init__(self) -> None:
-        from . import _worker
+        from ._sandbox import plan
+        from ._worker import serve
 
         self.conn, child = _CONTEXT.Pipe(duplex=True)
-        self.process = _CONTEXT.Process(target=_worker.serve, args=(child,), daemon=True, name="toolkit-check-worker")
+        self.process = _CONTEXT.Process(target=serve, args=(child, plan()), daemon=True, name="toolkit-check-worker")
         # Why swap __main__: spawn re-runs the caller's main module in the child, and the fork server imports
         # it (a kernel's, pytest's, "<stdin>" that cannot be re-run). The worker needs nothing from it, so it
         # is shown an empty one.
@@ -65,21 +81,11 @@ class Proc:
             sys.modules["__main__"] = main
         child.close()
         self.stopped = ""  # why the referee ended this worker on purpose, if it did
+        self.session = Session(self)  # the referee's end of the pipe (_bridge.py)
 
     def ask(self, request: tuple, limit: float) -> dict:
         """Send one request; its JSON answer, or Hang after `limit` seconds, or Crashed if the worker died."""
-        try:
-            self.conn.send(request)
-            if not self.conn.poll(limit):
-                self.kill()
-                raise Hang(limit)
-            data = self.conn.recv_bytes()
-        except (EOFError, OSError, ValueError):  # the worker died (or was ended by another thread)
-            self.process.join(2)
-            code = self.process.exitcode
-            self.kill()
-            raise Crashed(code) from None
-        return json.loads(data.decode("utf-8"))
+        return self.session.request(request, limit)
 
     def alive(self) -> bool:
         return self.process.is_alive()
@@ -134,6 +140,7 @@ class Player:
         self.printed = ""
         self.sleeps: list[list] = []
         self.last: Any = _NOTHING
+        self.rng = random.Random(0)  # the run's own figures for scenario checks (judge draws them per run)
 
     def start(self) -> None:
         """Load the object into a worker; LoadFailed says why it cannot be."""
@@ -153,7 +160,41 @@ class Player:
         return self._ask(("call", args, kwargs))
 
     def run(self, probe: str, **params: Any) -> Any:
-        return self._ask(("probe", probe, params))
+        """Run one of the exercise's probes here, in the referee, on the object in the worker: the tools and the
+        clock it hands the object stay here, so its record (calls, arguments, waits) is the referee's own."""
+        run = self.exercise.probe(probe)
+        if self.proc is None:
+            try:
+                self.start()
+            except LoadFailed as exc:
+                raise CheckerError(str(exc)) from None
+        session = self.proc.session
+        session.start(self.time_limit)
+        session.printed, session.sleeps = "", []
+        fault: BaseException | None = None
+        try:
+            record = run(CallableWorkerRef(session, 0, _OBJECT), **params)
+        except (Hang, Crashed) as exc:
+            fault = exc
+        except BaseException:
+            if session.fault is None:
+                raise
+        finally:
+            self.printed += session.printed
+            self.sleeps = session.sleeps
+        fault = fault or session.fault  # a probe that caught the Hang (as the student's exception) still hung
+        if fault is not None:
+            self._lost(fault)
+            raise fault
+        self.last = sanitize(record)
+        return self.last
+
+    def _lost(self, exc: BaseException) -> None:
+        """The worker was ended (a Hang) or died: the next request gets a fresh one."""
+        self.proc = None
+        if isinstance(exc, Hang):
+            self.time_limit = min(self.time_limit, AFTER_HANG)
+        self.pool.prefetch()  # the next check starts on a warm worker
 
     def _ask(self, request: tuple) -> Any:
         if self.proc is None:
@@ -164,10 +205,7 @@ class Player:
         try:
             reply = self.proc.ask(request, self.time_limit)
         except (Hang, Crashed) as exc:
-            self.proc = None
-            if isinstance(exc, Hang):
-                self.time_limit = min(self.time_limit, AFTER_HANG)
-            self.pool.prefetch()  # the next check starts on a warm worker
+            self._lost(exc)
             raise
         self.printed += reply.get("printed", "")
         self.sleeps = reply.get("sleeps", [])
@@ -193,10 +231,14 @@ def not_run(exercise: Exercise, checks: Iterable, problem: str) -> Report:
 
 
 def judge(exercise: Exercise, blob: bytes, *, only: Iterable[str] | None = None, time_limit: float = TIME_LIMIT,
-          pool: Pool | None = None) -> Report:
-    """Run the exercise's checks (or those in `only`) against the pickled object `blob`."""
+          pool: Pool | None = None, seed: int | None = None) -> Report:
+    """Run the exercise's checks (or those in `only`) against the pickled object `blob`.
+
+    `play.rng` is drawn here, per run (from `seed` when given): a scenario's figures (tokens, results,
+    Retry-After) differ from one run to the next, so answers replayed from another run do not match."""
     checks = exercise.checks if only is None else tuple(exercise.check(i) for i in only)
     player = Player(exercise, blob, time_limit=time_limit, pool=pool)
+    player.rng = random.Random(secrets.randbits(64) if seed is None else seed)
     try:
         player.start()
     except LoadFailed as exc:

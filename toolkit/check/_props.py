@@ -9,8 +9,10 @@ no database: the same examples on every run and every machine), then counts how
 many generated examples carried each label and requires at least `cover[label]`.
 A property whose generator drifts (say, no text is ever longer than the budget)
 does not pass quietly: it fails as the checker's own error, which the test suite
-catches on the solutions. A failing example is shrunk by hypothesis first; the
-student's exception on an example becomes a Fail that shows the example.
+catches on the solutions. A failing example is shrunk by hypothesis first, for at
+most MAX_SHRINK_STEPS more examples (each is a call in the worker: unbounded shrinking made a
+wrong answer's press take 10-20 s); the student's exception on an example becomes a Fail that
+shows the example.
 """
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ from typing import Any, Callable, Iterable, Mapping
 from ._core import CheckerError, Fail, Raised
 
 __all__ = ["property_check"]
+
+MAX_SHRINK_STEPS = 40  # examples hypothesis may try after the first failure, shrinking it (each one is a call)
 
 
 def property_check(strategy: Any, test: Callable[[Any], None], *, examples: int,
@@ -31,18 +35,28 @@ def property_check(strategy: Any, test: Callable[[Any], None], *, examples: int,
     if not cover:
         raise CheckerError("a property check must say what its examples cover (cover={label: minimum})")
     seen: Counter = Counter()
+    failed: list = []  # the latest (smallest so far) failure, once there is one
+    after = [0]        # examples tried since the first failure (each one a round trip to the worker)
 
     @settings(max_examples=examples, derandomize=True, database=None, deadline=None,
               suppress_health_check=list(HealthCheck))
     @given(strategy)
     def prop(example: Any) -> None:
+        if failed:
+            after[0] += 1
+            if after[0] > MAX_SHRINK_STEPS:
+                raise _Stop(failed[-1])  # small enough to read: a wrong answer's press stays quick
         seen.update(set(classify(example)))
         try:
             test(example)
         except Raised as exc:
             if exc.is_a("NotImplementedError"):
                 raise _Stop(exc) from None  # a stub: nothing to shrink
-            raise Fail(f"输入 {_show(example)} 时运行出错：{exc}") from None
+            failed.append(Fail(f"输入 {_show(example)} 时运行出错：{exc}"))
+            raise failed[-1] from None
+        except (Fail, AssertionError) as exc:
+            failed.append(exc)
+            raise
 
     try:
         with with_reporter(lambda _message: None):

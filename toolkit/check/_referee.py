@@ -88,6 +88,14 @@ class _Client:
 _client: _Client | None = None
 
 
+def start() -> None:
+    """Start this kernel's referee now, without waiting for it (toolkit.check does so when a kernel imports it:
+    the referee's start-up, about a second or two, then overlaps the cells before the first check())."""
+    global _client
+    if _client is None or _client.proc.poll() is not None:
+        _client = _Client()
+
+
 def ask(obj: Any, exercise: Exercise, only: Iterable[str] | None = None) -> Report:
     """The report for `obj` from this kernel's referee (started on first use). ValueError: obj cannot be sent."""
     global _client
@@ -121,6 +129,10 @@ def ask(obj: Any, exercise: Exercise, only: Iterable[str] | None = None) -> Repo
 
 def serve() -> None:
     """The referee's loop: judge each request with a warm worker; the protocol owns stdin and stdout."""
+    from ._sandbox import check_soon, harden
+
+    harden()  # no other process of this user (a worker on a system without namespaces) may open its /proc entries
+    check_soon()  # whether workers can be isolated here: asked while the rest is imported
     requests = os.fdopen(os.dup(0), "rb")
     answers = os.fdopen(os.dup(1), "wb")
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -129,11 +141,11 @@ def serve() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     from ._catalogue import get_exercise
-    from ._player import Pool, judge
+    from ._player import Pool, fork_from_here, judge
 
+    fork_from_here()  # this process holds no secret and runs one thread: its forks are the workers
     pool = Pool()
     pool.prefetch()
-    import hypothesis  # noqa: F401  warm, like the worker
 
     while (header := read_frame(requests)) is not None:
         blob = read_frame(requests)

@@ -13,7 +13,10 @@ Two roles, same process kind:
     those bytes, unopened, to a fresh player;
   - player: loads the object ("load") in a process where no student cell ran, so a
     cell that monkeypatched the checker left its patch behind, and runs it: "call"
-    (obj(*args, **kwargs)) or "probe" (a probe of the exercise, see _core.probe).
+    (obj(*args, **kwargs), plain data back) or, for a scenario check, "invoke": the
+    probe runs in the referee and lends the object tools and a clock that stay there
+    (proxies here, see _remote.py), so what the calls, waits and tokens were is
+    counted by the referee, never reported by this process.
 
 Around every request: the student's prints are captured (they never reach the
 pipe), and real waits are recorded instead of waited (time.sleep, asyncio.sleep):
@@ -25,7 +28,6 @@ import asyncio
 import base64
 import contextlib
 import io
-import json
 import os
 import pickle
 import signal
@@ -35,27 +37,56 @@ import time
 import traceback
 from typing import Any
 
-from ._plain import encode
+from ._plain import encode, exception_data
 
 REAL_SLEEPS: list[list] = []  # [kind, seconds] of every real wait asked for during the current request
 
 
-def _guard_process() -> None:
-    """Streams to nowhere (prints are captured per request), Ctrl-C left to the referee, die with the referee."""
+def _guard_process(conn: Any = None) -> None:
+    """Streams to nowhere (prints are captured per request), Ctrl-C left to the referee, die with the referee.
+
+    A session of its own: os.kill(0, ...) (every process of the caller's group) would otherwise reach the
+    referee, which started this process in its own group. Every file descriptor but its pipe is closed: a
+    worker forked from the referee itself (the notebook's referee does so) would otherwise hold the
+    referee's own channel to the kernel."""
+    import multiprocessing
+    import multiprocessing.connection
+
+    parent = multiprocessing.parent_process()
+    keep = {fd for fd in (getattr(conn, "fileno", lambda: None)(), getattr(parent, "sentinel", None))
+            if isinstance(fd, int)}
+    _close_inherited(keep)
+    if hasattr(os, "setsid"):
+        try:
+            os.setsid()
+        except OSError:  # already a group leader
+            pass
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
     sys.stdin = open(os.devnull, encoding="utf-8")
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    import multiprocessing
-    import multiprocessing.connection
-
-    parent = multiprocessing.parent_process()
     if parent is not None:
         def watch() -> None:
             multiprocessing.connection.wait([parent.sentinel])
             os._exit(3)
         threading.Thread(target=watch, daemon=True, name="referee-watch").start()
+
+
+def _close_inherited(keep: set[int]) -> None:
+    """Close every descriptor above 2 except `keep` (where the system lists them: /proc/self/fd, /dev/fd)."""
+    for listing in ("/proc/self/fd", "/dev/fd"):
+        try:
+            fds = [int(name) for name in os.listdir(listing) if name.isdigit()]
+            break
+        except OSError:
+            fds = []
+    for fd in fds:
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:  # the listing's own descriptor, already gone
+                pass
 
 
 def _instrument_sleeps() -> None:
@@ -75,20 +106,12 @@ def _instrument_sleeps() -> None:
     asyncio.tasks.sleep = async_sleep
 
 
-def _exception(exc: BaseException) -> dict:
-    names = [k.__name__ for k in type(exc).__mro__ if k not in (object, BaseException)]
-    try:
-        message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
-    except Exception:
-        message = "<str() 出错>"
-    found = {"names": names or ["BaseException"], "message": str(message)[:500]}
-    if isinstance(exc, SyntaxError):
-        found.update(line=exc.lineno, text=(exc.text or "").strip()[:120])
-    return found
+_exception = exception_data  # the name the worker's replies were built with
 
 
 class Worker:
-    def __init__(self) -> None:
+    def __init__(self, link: Any = None) -> None:
+        self.link = link
         self.exercise = ""
         self.obj: Any = None
         self.shell: Any = None
@@ -97,6 +120,8 @@ class Worker:
     def load(self, blob: bytes, exercise: str) -> dict:
         self.exercise = exercise
         self.obj = pickle.loads(blob)
+        if self.link is not None:
+            self.link.handles[0] = self.obj  # handle 0: the object a scenario's probe calls
         return {"value": None}
 
     def call(self, args: tuple, kwargs: dict) -> dict:
@@ -105,16 +130,6 @@ class Worker:
         except BaseException as exc:
             return {"raised": _exception(exc)}
         return {"value": encode(value)}
-
-    def probe(self, name: str, params: dict) -> dict:
-        from ._catalogue import get_exercise
-        from ._core import Raised
-
-        run = get_exercise(self.exercise).probe(name)  # the probe calls the object through _core.play
-        try:
-            return {"value": encode(run(self.obj, **params))}
-        except Raised as exc:
-            return {"raised": {"names": exc.names, "message": exc.message}}
 
     # --- loader -----------------------------------------------------------------------
     def chdir(self, folder: str) -> dict:
@@ -155,35 +170,52 @@ def _shell() -> Any:
     return shell
 
 
-def serve(conn: Any) -> None:
-    """The worker's main loop (the target of the spawned process)."""
-    _guard_process()
+def serve(conn: Any, sandbox: dict | None = None) -> None:
+    """The worker's main loop (the target of the spawned process).
+
+    `sandbox` (Linux): enter namespaces of its own first (see _sandbox.py), before any thread starts."""
+    if sandbox is not None:
+        from ._sandbox import enter
+
+        enter(**sandbox)
+    _guard_process(conn)
     _instrument_sleeps()
     os.environ["TOOLKIT_CHECK_DEFER"] = "1"  # check() inside a notebook run by the loader only notes it was called
     os.environ["TOOLKIT_DOTENV"] = "none"    # the offline model answers: the checker never reads a .env
     import toolkit  # noqa: F401  warm: the first request should not pay for the imports
     import toolkit.executor  # noqa: F401
+    from ._remote import Link
 
-    worker = Worker()
+    link = Link(conn)
+    worker = Worker(link)
     while True:
-        try:
-            request = conn.recv()
-        except (EOFError, OSError):
+        request = link.next_message()
+        if request is None:
             return
         op, *args = request
+        if op in ("ret", "done", "wake"):  # late answers to a scenario call that has ended
+            continue
         REAL_SLEEPS.clear()
         captured = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
+
+        def report() -> dict:
+            return {"sleeps": list(REAL_SLEEPS), "printed": captured.getvalue()[:2000]}
+
+        with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
+            if op == "invoke":
+                link.invoke(*args, report=report)
+                continue
+            if op == "op":
+                link.op(*args)
+                continue
+            try:
                 reply = getattr(worker, op)(*args)
-        except BaseException as exc:  # a probe's (the checker's) own failure, or the student's object failing to load
-            frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
-            where = f"{os.path.basename(frame[0].filename)}:{frame[0].lineno}" if frame else ""
-            reply = {"failed": _exception(exc), "where": where, "op": op}
-        reply["sleeps"] = list(REAL_SLEEPS)
-        reply["printed"] = captured.getvalue()[:2000]
+            except BaseException as exc:  # the student's object failing to load, or the worker's own failure
+                frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+                where = f"{os.path.basename(frame[0].filename)}:{frame[0].lineno}" if frame else ""
+                reply = {"failed": _exception(exc), "where": where, "op": op}
+        reply.update(report())
         try:
-            data = json.dumps(reply, ensure_ascii=False, allow_nan=True).encode("utf-8")
+            link.send(reply)
         except (TypeError, ValueError) as exc:
-            data = json.dumps({"failed": _exception(exc), "op": op, "sleeps": [], "printed": ""}).encode("utf-8")
-        conn.send_bytes(data)
+            link.send({"failed": _exception(exc), "op": op, "sleeps": [], "printed": ""})

@@ -87,6 +87,15 @@ c.CourseDirectory.course_id = "tool-result-lab"
 c.ClearSolutions.code_stub = {{"python": {chr(10).join(s.format(indent="") for s in STUB)!r}}}
 # a check that takes longer is ended by the checker itself (3 s per call); this only stops a runaway cell
 c.Execute.timeout = 120
+# the points come from the checker, run on the submitted notebook out of the kernel (the student's code runs
+# in the kernel, so a graded cell there proves nothing): its verdict replaces each graded cell's output
+from nbgrader.converters.autograde import Autograde  # noqa: E402
+from nbgrader.preprocessors import SaveAutoGrades  # noqa: E402
+from toolkit.check._autograde import RefereeGrades  # noqa: E402
+
+_steps = [s for s in Autograde.class_traits()["autograde_preprocessors"].default() if s is not RefereeGrades]
+_steps.insert(_steps.index(SaveAutoGrades), RefereeGrades)
+c.Autograde.autograde_preprocessors = _steps
 """
 
 
@@ -141,6 +150,10 @@ def build_nbgrader(solutions: Path, course: Path) -> list[str]:
     if not config.exists():
         config.write_text(NBGRADER_CONFIG, encoding="utf-8")
         written.append(config.name)
+    elif "RefereeGrades" not in config.read_text(encoding="utf-8"):
+        print(f"⚠ {config} 已存在，但里面没有检查器的评分步骤（RefereeGrades）：autograde 会给每个评分单元格 0 分。"
+              f"删掉它再运行一次，或者把这几行加进去：\n{NBGRADER_CONFIG.split('# the points come', 1)[1]}",
+              file=sys.stderr)
     return written
 
 
@@ -172,6 +185,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--nbgrader", type=Path, metavar="DIR",
                         help="同时写出 nbgrader 课程目录：DIR/source/exNN_名称/exNN_名称.ipynb（带评分单元格）和 nbgrader_config.py")
     args = parser.parse_args(argv)
+    for option, folder in (("--solutions", args.solutions), ("--exercises", args.exercises)):
+        if not folder.is_dir():
+            print(f"✘ 找不到目录 {folder}（{option}）：请给一个存在的目录", file=sys.stderr)
+            return 2
+    try:
+        return _run(args)
+    except OSError as exc:  # a folder that cannot be written, a notebook that cannot be read: one line
+        print(f"✘ {exc.filename or ''}：{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except (ValueError, nbformat.ValidationError) as exc:
+        print(f"✘ {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.nbgrader:
         for name in build_nbgrader(args.solutions, args.nbgrader):
             print(f"已生成 {args.nbgrader / name}")

@@ -22,6 +22,7 @@ from typing import Any
 
 from ._catalogue import get_exercise
 from ._core import Crashed, Hang, Report
+from ._errors import why_it_ended
 from ._player import TIME_LIMIT, Pool, judge, not_run
 
 CELL_TIMEOUT = 60.0  # real seconds per cell; the exercises' cells take well under one
@@ -36,10 +37,13 @@ class NotebookRun:
     path: Path
     report: Report
     notes: list[str] = field(default_factory=list)
+    unverified: bool = False  # its checker was ended or its answer could not be verified (class report): never a pass
 
     @property
     def status(self) -> str:
-        """done, in_progress, not_started or could_not_run."""
+        """done, in_progress, not_started, could_not_run or unverified."""
+        if self.unverified:
+            return "unverified"
         if self.report.problem:
             return "could_not_run"
         if self.report.ok:
@@ -62,9 +66,56 @@ def exercise_number(path: Path) -> str:
     return match.group(1)
 
 
+def canonical_name(name: str) -> bool:
+    """True for an exercise's own file name (ex02_smart_truncate.ipynb, or sol02_…): not for a copy."""
+    if not NOTEBOOK_NAME.fullmatch(name):
+        return False
+    try:
+        stem = get_exercise(name[name.index("_") - 2:name.index("_")]).stem
+    except ValueError:
+        return False
+    return name in (f"ex{stem}.ipynb", f"sol{stem}.ipynb")
+
+
+def looks_like_a_copy(name: str) -> bool:
+    """An exercise notebook's copy: ex07_…_v2.ipynb, ex02_…-Copy1.ipynb, ex03_retry (1).ipynb."""
+    for prefix in ("ex", "sol"):
+        number = name[len(prefix):len(prefix) + 2]
+        if name.startswith(prefix) and number.isdigit() and name[len(prefix) + 2:len(prefix) + 3] == "_":
+            return name.endswith(".ipynb") and not canonical_name(name)
+    return False
+
+
 def exercise_notebooks(folder: Path) -> list[Path]:
-    """The exercise (or solution) notebooks in `folder`, by number; copies such as ex02_…-Copy1.ipynb are not."""
-    return sorted(p for p in folder.glob("*.ipynb") if NOTEBOOK_NAME.fullmatch(p.name))
+    """The exercise (or solution) notebooks in `folder`, by number; copies (…-Copy1, …_v2) are not."""
+    return sorted(p for p in folder.glob("*.ipynb") if canonical_name(p.name))
+
+
+def skipped_copies(paths: list[Path], checked: list[Path]) -> list[str]:
+    """One note per copy of an exercise notebook that is not checked, saying which file is."""
+    names = {exercise_number_of(p): p.name for p in checked}
+    notes = []
+    for path in paths:
+        if not looks_like_a_copy(path.name):
+            continue
+        number = exercise_number_of(path)
+        kept = names.get(number)
+        notes.append(f"跳过了副本 {path.name}：只检查 {kept}" if kept else
+                     f"跳过了副本 {path.name}：没有找到 {exercise_file(number)}，副本不算，请把代码放回这个文件")
+    return notes
+
+
+def exercise_number_of(path: Path) -> str:
+    """The two digits after ex / sol in a notebook's (or a copy's) name."""
+    prefix = 3 if path.name.startswith("sol") else 2
+    return path.name[prefix:prefix + 2]
+
+
+def exercise_file(number: str) -> str:
+    try:
+        return f"ex{get_exercise(number).stem}.ipynb"
+    except ValueError:
+        return f"ex{number}_….ipynb"
 
 
 def code_cells(path: Path) -> list[str]:
@@ -144,7 +195,7 @@ def _run_cells(loader: Any, setup: list[tuple], cells: list[tuple[int, str]], no
             return False
         except Crashed as exc:
             notes.append(f"第 {n} 个代码单元格：{loader.stopped}" if loader.stopped else
-                         f"第 {n} 个代码单元格让 Python 进程退出了（退出码 {exc.code}）：是不是调用了 os._exit / sys.exit？")
+                         f"第 {n} 个代码单元格让 Python 进程退出了（退出码 {exc.code}）：{why_it_ended(exc.code)}")
             return False
         if "error" in reply:
             notes.append(_cell_note(n, reply))

@@ -1,10 +1,17 @@
-"""A valid answer: compact separators (",", ":") fit more items than json.dumps' defaults; the note is built
-once per try with str.format."""
+"""A valid answer: compact separators (",", ":") fit more items than json.dumps' defaults.
+"""
 import json
 
 from toolkit import smart_truncate
 
-NOTE = "共 {} 项，显示前 {} 项"
+
+def note_for(head, tail, total):
+    return f"（省略了第 {head + 1} 到第 {total - tail} 项，共 {total} 项）"
+
+
+def cut_text(text, max_chars):
+    room = max(max_chars - 40, 0)
+    return smart_truncate(text, max_chars, keep_head=room * 2 // 3, keep_tail=room // 3)
 
 
 def truncate_json_rows(text, max_chars):
@@ -12,15 +19,25 @@ def truncate_json_rows(text, max_chars):
         return text
     try:
         items = json.loads(text)
-    except json.JSONDecodeError:
-        items = None
+    except ValueError:
+        return cut_text(text, max_chars)
     if not isinstance(items, list):
-        return smart_truncate(text, max_chars, keep_head=(max_chars - 40) // 2, keep_tail=(max_chars - 40) // 2)
-    kept = []
-    for item in items:
-        trial = json.dumps(kept + [item, NOTE.format(len(items), len(kept) + 1)], ensure_ascii=False,
-                           separators=(",", ":"))
-        if len(trial) > max_chars:
+        return cut_text(text, max_chars)
+    whole = json.dumps(items, ensure_ascii=False, separators=(",", ":"))
+    if len(whole) <= max_chars:
+        return whole
+    total = len(items)
+    head = tail = 0
+    turn_head = True
+    while head + tail < total - 1:
+        grown = False
+        for at_head in (turn_head, not turn_head):
+            h, t = (head + 1, tail) if at_head else (head, tail + 1)
+            trial = json.dumps(items[:h] + [note_for(h, t, total)] + items[total - t:], ensure_ascii=False, separators=(",", ":"))
+            if len(trial) <= max_chars:
+                head, tail, grown, turn_head = h, t, True, not at_head
+                break
+        if not grown:
             break
-        kept.append(item)
-    return json.dumps(kept + [NOTE.format(len(items), len(kept))], ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(items[:head] + [note_for(head, tail, total)] + items[total - tail:], ensure_ascii=False,
+                      separators=(",", ":"))

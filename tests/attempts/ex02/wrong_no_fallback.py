@@ -1,18 +1,39 @@
-"""Assumes every long output is a JSON array: json.loads raises JSONDecodeError on a plain report, and a JSON object
-or string is not a list.
+"""Only arrays: json.loads on plain text raises, and the exception reaches the executor.
 
 fails: text_falls_back | JSONDecodeError
 """
 import json
 
+from toolkit import smart_truncate
+
+
+def note_for(head, tail, total):
+    return f"（省略了第 {head + 1} 到第 {total - tail} 项，共 {total} 项）"
+
+
+def cut_text(text, max_chars):
+    room = max(max_chars - 40, 0)
+    return smart_truncate(text, max_chars, keep_head=room * 2 // 3, keep_tail=room // 3)
+
 
 def truncate_json_rows(text, max_chars):
     if len(text) <= max_chars:
         return text
-    items = json.loads(text)
-    total, kept = len(items), []
-    for item in items:
-        if len(json.dumps(kept + [item, f"共 {total} 项，显示前 {len(kept) + 1} 项"], ensure_ascii=False)) > max_chars:
+    items = json.loads(text)  # plain text and objects never come here... until they do
+    whole = json.dumps(items, ensure_ascii=False)
+    if len(whole) <= max_chars:
+        return whole
+    total = len(items)
+    head = tail = 0
+    turn_head = True
+    while head + tail < total - 1:
+        grown = False
+        for at_head in (turn_head, not turn_head):
+            h, t = (head + 1, tail) if at_head else (head, tail + 1)
+            trial = json.dumps(items[:h] + [note_for(h, t, total)] + items[total - t:], ensure_ascii=False)
+            if len(trial) <= max_chars:
+                head, tail, grown, turn_head = h, t, True, not at_head
+                break
+        if not grown:
             break
-        kept.append(item)
-    return json.dumps(kept + [f"共 {total} 项，显示前 {len(kept)} 项"], ensure_ascii=False)
+    return json.dumps(items[:head] + [note_for(head, tail, total)] + items[total - tail:], ensure_ascii=False)

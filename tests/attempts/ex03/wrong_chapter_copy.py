@@ -1,9 +1,9 @@
 """The chapter's call_tool_with_retry renamed, the budget accepted and ignored: retries are still per call.
 
-fails: retry_costs_tokens | 实际剩 100
+fails: retry_costs_tokens | 一个令牌都没花
 fails: empty_budget_stops_retrying | 应只调用 1 次
-fails: budget_shared_across_calls | 实际 400 次
-fails: refund_capped | 实际 50
+fails: budget_shared_across_calls | 额度要跨调用共享
+fails: refund_capped | 每次成功还回 1 个令牌
 """
 import inspect
 

@@ -1,10 +1,10 @@
 """Copies the budget at the start of each call: every call sees a full bucket, so a dead
 dependency still gets 400 requests for 100 calls.
 
-fails: retry_costs_tokens | 实际剩 100
+fails: retry_costs_tokens | 一个令牌都没花
 fails: empty_budget_stops_retrying | 剩 10 个
-fails: budget_shared_across_calls | 实际 400 次
-fails: refund_capped | 实际 50
+fails: budget_shared_across_calls | 额度要跨调用共享
+fails: refund_capped | 每次成功还回 1 个令牌
 """
 import inspect
 

@@ -1,6 +1,6 @@
 """Backs off by its own schedule and ignores the server's Retry-After.
 
-fails: retry_after_honoured | Retry-After 5 秒
+fails: retry_after_honoured | 两次等待应都 ≥
 """
 import inspect
 

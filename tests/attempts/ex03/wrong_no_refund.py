@@ -1,7 +1,7 @@
 """Never gives a token back on success: after an outage the bucket stays empty for good.
 
-fails: retry_costs_tokens | 实际剩 90
-fails: refund_capped | 实际 50
+fails: retry_costs_tokens | 成功后没有还回 1 个
+fails: refund_capped | 每次成功还回 1 个令牌
 """
 import inspect
 

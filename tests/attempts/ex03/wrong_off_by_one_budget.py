@@ -1,7 +1,7 @@
 """Stops when exactly one retry's worth is left (`<=` instead of `<`).
 
 fails: empty_budget_stops_retrying | 实际调用 2 次
-fails: budget_shared_across_calls | 实际 119 次
+fails: budget_shared_across_calls | 少了 1 次
 """
 import inspect
 

@@ -2,7 +2,7 @@
 run's budget on a retry that never happens.
 
 fails: fatal_errors_cost_nothing | 不该花令牌
-fails: budget_shared_across_calls | 实际 115 次
+fails: budget_shared_across_calls | 少了
 """
 import inspect
 

@@ -1,6 +1,6 @@
 """Gives a token back on every success without the cap: the bucket grows past its capacity.
 
-fails: refund_capped | 实际 101
+fails: refund_capped | 超过了 capacity
 """
 import inspect
 

@@ -7,7 +7,7 @@ fails: anthropic_one_message | 同一条 user 消息
 fails: missing_is_error | 应有 3 条回复
 fails: errors_marked | 它的结果 status 是 partial
 fails: edge_arguments | 应抛出 ValueError
-fails: random_turns | 条回复
+fails: random_turns | 回复
 """
 import json
 

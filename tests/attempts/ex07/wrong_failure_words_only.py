@@ -1,6 +1,7 @@
 """When the tool failed, only asks for a failure word: an answer that admits failure may invent any figure.
 
 fails: failure_with_invented_number_fails | 编了一个数字 9000
+fails: error_numbers_allowed | 只放行不够
 """
 import re
 

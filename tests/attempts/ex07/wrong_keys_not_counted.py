@@ -4,6 +4,7 @@ and the numbers in an error message ("第 4 行", "2023") are missed, so honest 
 fails: offline_model_answer_passes | 这个回答是对的，却没通过
 fails: failure_admitted_passes | 这个回答是对的，却没通过
 fails: error_numbers_allowed | 这个回答是对的，却没通过
+fails: failure_with_invented_number_fails | 只拒绝不够
 """
 import re
 

@@ -6,6 +6,9 @@ fails: missing_top_category_fails | 没有说出销售额最高的类别
 fails: failure_admitted_passes | 这个回答是对的，却没通过
 fails: failure_with_numbers_fails | 回答却给出了数字
 fails: error_numbers_allowed | 这个回答是对的，却没通过
+fails: offline_model_answer_passes | 只放行不够
+fails: failure_with_invented_number_fails | 只拒绝不够
+fails: failure_unsaid_fails | 只拒绝不够
 """
 
 

@@ -1,0 +1,45 @@
+"""Fills the head first and gives the tail only what is left: the tail usually gets nothing.
+
+fails: head_and_tail | 只留了开头
+fails: random_arrays | 只留了开头
+"""
+import json
+
+from toolkit import smart_truncate
+
+
+def note_for(head, tail, total):
+    return f"（省略了第 {head + 1} 到第 {total - tail} 项，共 {total} 项）"
+
+
+def cut_text(text, max_chars):
+    room = max(max_chars - 40, 0)
+    return smart_truncate(text, max_chars, keep_head=room * 2 // 3, keep_tail=room // 3)
+
+
+def truncate_json_rows(text, max_chars):
+    if len(text) <= max_chars:
+        return text
+    try:
+        items = json.loads(text)
+    except ValueError:
+        return cut_text(text, max_chars)
+    if not isinstance(items, list):
+        return cut_text(text, max_chars)
+    whole = json.dumps(items, ensure_ascii=False)
+    if len(whole) <= max_chars:
+        return whole
+    total = len(items)
+    head = tail = 0
+    turn_head = True
+    while head + tail < total - 1:
+        grown = False
+        for at_head in (True, False):  # the head first, every time
+            h, t = (head + 1, tail) if at_head else (head, tail + 1)
+            trial = json.dumps(items[:h] + [note_for(h, t, total)] + items[total - t:], ensure_ascii=False)
+            if len(trial) <= max_chars:
+                head, tail, grown, turn_head = h, t, True, not at_head
+                break
+        if not grown:
+            break
+    return json.dumps(items[:head] + [note_for(head, tail, total)] + items[total - tail:], ensure_ascii=False)

@@ -1,0 +1,223 @@
+"""The referee's side of a scenario run: the tools, the clock and their records stay here (see _remote.py).
+
+A probe runs in the referee. The student's object is a `WorkerRef` (a Foreign that can be asked
+things): calling it inside `simulate` is a `RemoteCall`, which sends the call and then answers the
+worker until the call returns. The tools, clients and executors the probe hands over stay here as
+referee objects; the worker gets proxies, and each use of one is a callback answered here. The
+simulated clock is a `BridgeClock`: the worker's sleeps are waiters on it, so the referee records every
+wait and decides when each one ends. Values from the worker are plain data or handles (`WorkerRef`)
+and reach a check only as plain data (`sanitize`).
+"""
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import heapq
+import itertools
+import math
+from typing import Any
+
+from ..clock import SimulatedClock, get_clock, use_clock
+from ._errors import CheckerError
+from ._plain import Foreign
+
+_CLOCKS = itertools.count(1)
+SCENARIO: contextvars.ContextVar[bool] = contextvars.ContextVar("toolkit_check_scenario", default=False)
+
+
+class BridgeClock(SimulatedClock):
+    """A SimulatedClock whose waiters may be the worker's sleeps; while a call is out, the pump moves it."""
+
+    def __init__(self, start: float = 0.0, seed: int | None = 0) -> None:
+        super().__init__(start, seed)
+        self.seed = seed
+        self.key = next(_CLOCKS)  # the worker keeps one proxy per clock: its random stream goes on across calls
+        self.pumping = 0
+        self.remote: dict[int, _RemoteWaiter] = {}
+        self.woken: list[int] = []
+
+    def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
+        if not self.pumping:
+            super()._schedule(loop)
+
+    def _advance_when_idle(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self.pumping:  # scheduled before the call went out: the pump decides now
+            self._advancer_scheduled = False
+            return
+        super()._advance_when_idle(loop)
+
+    def remote_sleep(self, sid: int, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        if math.isinf(seconds):  # a hang: never woken, as on a SimulatedClock
+            return
+        waiter = _RemoteWaiter(self, sid)
+        self.remote[sid] = waiter
+        heapq.heappush(self._waiters, (self._now + seconds, next(self._seq), waiter))
+
+    def remote_cancel(self, sid: int) -> None:
+        waiter = self.remote.pop(sid, None)
+        if waiter is not None:
+            waiter.cancel()
+
+    def step(self) -> bool:
+        """Move to the next wake-up and wake everyone due then; False when nobody waits."""
+        while self._waiters and self._waiters[0][2].done():
+            heapq.heappop(self._waiters)
+        if not self._waiters:
+            return False
+        wake_at = self._waiters[0][0]
+        self._now = max(self._now, wake_at)
+        while self._waiters and self._waiters[0][0] <= wake_at:
+            _, _, future = heapq.heappop(self._waiters)
+            if not future.done():
+                future.set_result(None)
+        return True
+
+
+class _RemoteWaiter:
+    """A worker's sleep in the clock's heap (quacks like the future a local sleeper waits on)."""
+
+    __slots__ = ("clock", "sid", "_done")
+
+    def __init__(self, clock: BridgeClock, sid: int) -> None:
+        self.clock, self.sid, self._done = clock, sid, False
+
+    def done(self) -> bool:
+        return self._done
+
+    def cancel(self) -> None:
+        self._done = True
+
+    def set_result(self, _: Any) -> None:
+        self._done = True
+        self.clock.remote.pop(self.sid, None)
+        self.clock.woken.append(self.sid)
+
+
+class WorkerRef(Foreign):
+    """An object in the worker, seen from the referee: a Foreign (plain to compare: equal only to itself)
+    that can also be asked for an attribute, its items or its length, and, if callable, called."""
+
+    __slots__ = ("session", "id")
+
+    def __init__(self, session: Any, id: int, fields: dict) -> None:
+        super().__init__(fields["type"], fields["kind"], fields["text"], fields["shown"], fields["truthy"])
+        self.session, self.id = session, id
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self.session.op(self.id, "getattr", name)
+
+    def __iter__(self) -> Any:
+        return iter(self.session.op(self.id, "list", None))
+
+    def __len__(self) -> int:
+        return self.session.op(self.id, "len", None)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.session.op(self.id, "getitem", self.session.export(key))
+
+    def __contains__(self, item: Any) -> bool:
+        return self.session.op(self.id, "contains", self.session.export(item))
+
+    def plain(self) -> Foreign:
+        return Foreign(self.type_name, self.kind, self.text, self.shown, self.truthy)
+
+
+class CallableWorkerRef(WorkerRef):
+    __slots__ = ()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        call = RemoteCall(self.session, self.id, args, kwargs)
+        try:
+            asyncio.get_running_loop()
+            running = True
+        except RuntimeError:
+            running = False
+        if running and SCENARIO.get():
+            return call  # awaited by the probe (play awaits what is awaitable)
+        return run_apart(call)
+
+
+def run_apart(call: "RemoteCall") -> Any:
+    """A remote call made outside a scenario (a probe without simulate): its own loop and clock, in a thread."""
+    import concurrent.futures
+
+    async def body() -> Any:
+        SCENARIO.set(True)
+        with use_clock(BridgeClock(seed=0)):
+            return await call
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, body()).result()
+
+
+async def _settle(loop: asyncio.AbstractEventLoop) -> None:
+    """Let every referee task that can run, run (a tool's coroutine the worker awaits)."""
+    for _ in range(100_000):
+        await asyncio.sleep(0)
+        if not getattr(loop, "_ready", None):
+            return
+
+
+class RemoteCall:
+    """obj(*args, **kwargs) in the worker, awaited: the referee answers the worker until it returns."""
+
+    def __init__(self, session: Any, target: int, args: tuple, kwargs: dict) -> None:
+        self.session, self.target, self.args, self.kwargs = session, target, args, kwargs
+
+    def __await__(self) -> Any:
+        return self.run().__await__()
+
+    async def run(self) -> Any:
+        s = self.session
+        clock = get_clock()
+        if not isinstance(clock, BridgeClock):
+            raise CheckerError("a remote call needs simulate()'s clock (toolkit.check._core.simulate)")
+        loop = asyncio.get_running_loop()
+        n = next(s.ids)
+        s.send(("invoke", n, self.target, s.export(list(self.args)), s.export(dict(self.kwargs)),
+                (clock.key, clock.seed)))
+        outer, s.clock, s.loop = s.clock, clock, loop
+        clock.pumping += 1
+        try:
+            while True:
+                await _settle(loop)
+                if s.poll(0):
+                    message = s.receive()
+                    if message.get("op") == "result" and message.get("n") == n:
+                        return s.finish(message, self.args, self.kwargs)
+                    s.handle(message)
+                    continue
+                if s.worker_idle() and clock.step():
+                    if clock.woken:
+                        woken, clock.woken = clock.woken, []
+                        s.send(("wake", woken))
+                    continue
+                s.receive_later()
+        finally:
+            clock.pumping -= 1
+            s.clock, s.loop = outer, None
+            s.close_coroutines()
+            if clock._waiters and not clock.pumping:
+                clock._schedule(loop)
+
+
+def sanitize(value: Any) -> Any:
+    """A probe's record as a check may read it: plain data, and a Foreign for anything else."""
+    t = type(value)
+    if value is None or t in (bool, int, float, str):
+        return value
+    if isinstance(value, WorkerRef):
+        return value.plain()
+    if isinstance(value, Foreign):
+        return value
+    if t in (list, tuple):
+        return t(sanitize(v) for v in value)
+    if t is dict:
+        return {sanitize(k): sanitize(v) for k, v in value.items()}
+    from ._plain import foreign_fields
+
+    o = foreign_fields(value)
+    return Foreign(o["type"], o["kind"], o["text"], o["shown"], o["truthy"])
