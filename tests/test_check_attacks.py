@@ -17,9 +17,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from toolkit.check import get_exercise
+
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES = ROOT / "exercises"
 STUB = 'raise NotImplementedError("还没有实现")'
+EX05_CHECKS = len(get_exercise("05").checks)  # exercise 05, the attacks' target: an untouched one scores 0 of these
 
 
 def make_notebook(folder: Path, number: str, answer: str | None = None, before_check: tuple[str, ...] = (),
@@ -101,7 +104,7 @@ def test_a_cell_that_monkeypatches_the_check_runner_changes_nothing(tmp_path: Pa
              "_c.run_check = lambda check, obj: _c.CheckResult(check.id, check.title, True)\n")
     done = run_cli(str(make_notebook(tmp_path, "05", before_check=(patch,))))
     assert done.returncode == 1, done.stdout
-    assert "得分：0/7" in done.stdout and "还没有实现" in done.stdout
+    assert f"得分：0/{EX05_CHECKS}" in done.stdout and "还没有实现" in done.stdout
     no_traceback(done)
 
 
@@ -117,7 +120,7 @@ def test_rebinding_print_and_globals_cannot_forge_the_report(tmp_path: Path) -> 
             "print('伪造的报告')\n")
     done = run_cli(str(make_notebook(tmp_path, "05", before_check=(cell,))))
     assert done.returncode == 1, done.stdout
-    assert "得分：0/7" in done.stdout and "假的" not in done.stdout
+    assert f"得分：0/{EX05_CHECKS}" in done.stdout and "假的" not in done.stdout
     no_traceback(done)
 
 
@@ -139,7 +142,7 @@ def decide_next_step(result, user_query):
 def test_an_always_equal_str_subclass_is_not_a_str(tmp_path: Path) -> None:
     done = run_cli(str(make_notebook(tmp_path, "05", answer=ALWAYS_EQUAL)))
     assert done.returncode == 1, done.stdout
-    assert "得分：0/7" in done.stdout, done.stdout
+    assert f"得分：0/{EX05_CHECKS}" in done.stdout, done.stdout
     assert "str 的子类，不是 str" in done.stdout
     no_traceback(done)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from test_check_attacks import ROOT, make_notebook, no_traceback
+from test_check_attacks import EX05_CHECKS, ROOT, make_notebook, no_traceback
 from toolkit.check import get_exercise
 from toolkit.check import _sandbox
 from toolkit.check._class import UNVERIFIED, _unverified, checker_files, sign
@@ -181,7 +181,7 @@ def run_cli(*args: str, cwd: Path = ROOT, env: dict | None = None, timeout: floa
 def test_an_isolated_student_cannot_see_write_to_or_kill_the_checker(tmp_path: Path) -> None:
     done = run_cli(str(make_notebook(tmp_path, "05", before_check=(FIND_AND_KILL,))))
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "伪造" not in done.stdout and "得分：0/7" in done.stdout, done.stdout
+    assert "伪造" not in done.stdout and f"得分：0/{EX05_CHECKS}" in done.stdout, done.stdout
     no_traceback(done)
 
 
@@ -242,7 +242,7 @@ def test_an_isolated_student_cannot_rewrite_the_checker_for_the_students_after_t
     assert (project / "toolkit" / "check" / "_ex05.py").read_bytes() == before
     assert done.returncode == 0, done.stdout + done.stderr
     rows = [line for line in done.stdout.splitlines() if line.startswith(("a_mallory", "b_bob", "c_carol"))]
-    assert len(rows) == 3 and all("0/7" in row and "✔" not in row for row in rows), done.stdout
+    assert len(rows) == 3 and all(f"0/{EX05_CHECKS}" in row and "✔" not in row for row in rows), done.stdout
     assert "本机无法隔离" not in done.stdout
     no_traceback(done)
 
@@ -253,7 +253,7 @@ def test_without_namespaces_a_rewritten_checker_stops_the_report_naming_the_stud
                    env={"PYTHONPATH": str(project), _sandbox.SETTING: "off"})
     assert done.returncode == 1, done.stdout + done.stderr
     assert "检查 a_mallory 的时候，检查器自己的文件被改动了" in done.stderr and "_ex05.py" in done.stderr, done.stderr
-    assert "b_bob" not in done.stdout and "7/7" not in done.stdout, done.stdout  # no report of trusted-looking rows
+    assert "b_bob" not in done.stdout and f"{EX05_CHECKS}/{EX05_CHECKS}" not in done.stdout, done.stdout  # no report of trusted-looking rows
     no_traceback(done)
 
 

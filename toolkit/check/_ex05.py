@@ -1,5 +1,7 @@
 """Exercise 05: decide_next_step — the chapter's decision tree one step further: call more tools while the task
-has a step left (next_step), and a result the program broadened (broadened_from) says what its data does not meet."""
+has a step left (next_step), a result the program broadened (broadened_from) says what its data does not meet, and
+a failed step of a multi-step task keeps its action while its suggestion names the step left undone (the toolkit's
+evaluate_tool_result does not: delegating to it fails that check)."""
 from __future__ import annotations
 
 from typing import Any
@@ -20,11 +22,46 @@ def check_chapter(play: Any) -> None:
         rule(play)
 
 
+CITIES = ("北京", "上海", "广州", "深圳", "成都", "杭州", "西安", "武汉")
+
+
+def _step(play: Any) -> str:
+    """A step left in the task, drawn per run (cities, order number, date), never the task's example (STEP): an
+    answer that writes a fixed step it saw in a run, or copied from the task, does not match."""
+    while True:
+        here, there = play.rng.sample(CITIES, 2)
+        step = play.rng.choice((f"查{here}到{there}的航班", f"查订单 A{play.rng.randint(1000, 9999)} 的物流",
+                                f"订{there} {play.rng.randint(1, 12)} 月 {play.rng.randint(1, 28)} 日的酒店",
+                                f"查{here}明天的天气"))
+        if step != STEP:
+            return step
+
+
 def check_more_tools(play: Any) -> None:
-    out = chapter.expect_action(play, WEATHER, "call_more_tools", f"成功，但任务还有下一步（{STEP}）", next_step=STEP)
-    if STEP not in str(out.get("suggestion", "")):
-        raise Fail(f"call_more_tools 的 suggestion 要写出下一步（{STEP}），模型才知道该调哪个工具，"
+    step = _step(play)
+    out = chapter.expect_action(play, WEATHER, "call_more_tools", f"成功，但任务还有下一步（{step}）", next_step=step)
+    if step not in str(out.get("suggestion", "")):
+        raise Fail(f"call_more_tools 的 suggestion 要写出下一步（{step}），模型才知道该调哪个工具，"
                    f"得到 {out.get('suggestion')!r}")
+
+
+def check_failure_says_left(play: Any) -> None:
+    cases = ((ToolResult("get_weather", None, "请求超时", error_type="retryable", error_code="TIMEOUT"), "retry",
+              "可重试的失败"),
+             (ToolResult("read_file", None, "权限不足", error_type="fatal", error_code="PERMISSION_DENIED"),
+              "report_error", "不可重试的失败"))
+    for result, action, why in cases:
+        step = _step(play)
+        out = chapter.expect_action(play, result, action, f"{why}，任务还有下一步（{step}）：动作照旧", next_step=step)
+        suggestion = str(out.get("suggestion", ""))
+        if step not in suggestion:
+            raise Fail(f"{why}，任务还有下一步：{action} 的 suggestion 要写出还没做的那一步（{step}）的原文，"
+                       f"模型才会告诉用户任务没做完，得到 {suggestion!r}")
+    for result, action, why in cases:  # no step left (None or ""): nothing is said to be left, both alike
+        said = {step: str(chapter.decide(play, result, next_step=step).get("suggestion", "")) for step in (None, "")}
+        if "None" in said[None] or said[None] != said[""]:
+            raise Fail(f"{why}，任务没有下一步了（next_step=None 或 ''）：suggestion 不该写出一步，两种写法也该一样，"
+                       f"得到 None → {said[None]!r}、'' → {said['']!r}：只在 next_step 不为空（if next_step:）时才接上那句话")
 
 
 def check_last_step(play: Any) -> None:
@@ -111,7 +148,8 @@ def check_random(play: Any) -> None:
                           "retry_with_broader_query": 2, "retry": 3, "report_error": 3, "present_partial": 3})
 
 
-EXERCISE = Exercise("05", "05_decisions", "下一步做什么：调用更多工具，说清放宽了什么", "decide_next_step", (
+EXERCISE = Exercise("05", "05_decisions", "下一步做什么：调用更多工具，说清放宽了什么、还剩什么没做",
+                    "decide_next_step", (
     Check("chapter_branches_kept", "第 05 章的分支都还在（部分成功、失败分种类、0 和 False、空、截断过、直接回答）",
           "从你在第 05 章写的 evaluate_tool_result 开始", check_chapter),
     Check("more_tools_when_a_step_is_left", "成功且任务还有下一步 → call_more_tools，suggestion 写出下一步",
@@ -120,6 +158,8 @@ EXERCISE = Exercise("05", "05_decisions", "下一步做什么：调用更多工�
           "用 if next_step:，空字符串不是一步", check_last_step),
     Check("failures_come_first", "失败、部分成功、空结果照旧，哪怕还有下一步或放宽过",
           "新的两支放在失败和部分成功之后", check_failures_first),
+    Check("failure_says_what_is_left", "失败且任务还有下一步 → 动作照旧，suggestion 写出没做的那一步（没有下一步就不写）",
+          "在失败的两支里把 next_step 接在 suggestion 末尾", check_failure_says_left),
     Check("broadened_says_what_is_not_met", "放宽后的结果 → present_broadened，suggestion 写出去掉的每个条件和「不满足」",
           "遍历 broadened_from.items()，写成 key=value", check_broadened),
     Check("broadened_empty_not_broadened_again", "放宽后仍为空 → present_broadened，告诉用户没有（不再放宽）",

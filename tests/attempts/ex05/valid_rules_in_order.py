@@ -1,4 +1,5 @@
-"""A valid answer written as a list of (test, action) rules tried in order, suggestions built apart."""
+"""A valid answer written as a list of (test, action) rules tried in order, suggestions built apart (a failure's
+suggestion ends with the step left undone)."""
 
 FAILURES = {"retryable": "retry", "fatal": "report_error"}
 
@@ -10,10 +11,11 @@ def _nothing_in(data):
 
 
 def _suggest(action, result, user_query, next_step, dropped):
+    left = f"（任务还剩「{next_step}」没做，要告诉用户）" if next_step else ""
     return {
         "present_partial": "说明缺失的部分",
-        "retry": "稍后再试，不要无限重试",
-        "report_error": "告诉用户失败了，不要编造",
+        "retry": "稍后再试，不要无限重试" + left,
+        "report_error": "告诉用户失败了，不要编造" + left,
         "present_broadened": (f"放宽后（去掉 {dropped}）也没有，告诉用户没有结果" if _nothing_in(result.data)
                               else f"以下记录不满足 {dropped}，只能作为参考"),
         "retry_with_broader_query": "放宽条件再查一次",

@@ -1,6 +1,7 @@
 """The chapter's classroom version with the two new parameters added and never read.
 
 fails: more_tools_when_a_step_is_left | call_more_tools
+fails: failure_says_what_is_left | 还没做的那一步
 fails: broadened_says_what_is_not_met | present_broadened
 fails: broadened_empty_not_broadened_again | present_broadened
 fails: random_results | 应为

@@ -17,9 +17,10 @@ def decide_next_step(result, user_query, next_step=None, broadened_from=None):
         return {"action": "present_partial", "data": result.data, "missing": result.missing or result.error,
                 "suggestion": "先展示已拿到的部分，再说明缺了什么"}
     if result.status == "error":
+        left = f"；任务里的「{next_step}」还没有做，回答时一并告诉用户" if next_step else ""
         if result.error_type == "retryable":
-            return {"action": "retry", "suggestion": "稍后重试或换用备用工具，不要无限重试"}
-        return {"action": "report_error", "suggestion": "如实告诉用户失败的原因，不要编造结果"}
+            return {"action": "retry", "suggestion": "稍后重试或换用备用工具，不要无限重试" + left}
+        return {"action": "report_error", "suggestion": "如实告诉用户失败的原因，不要编造结果" + left}
     if broadened_from:
         key, value = next(iter(broadened_from.items()))
         if is_empty(result.data):

@@ -1,6 +1,7 @@
 """The next step is looked at before anything else: a failure with a step left becomes call_more_tools.
 
 fails: failures_come_first | 哪怕任务还有下一步
+fails: failure_says_what_is_left | 应为 retry，得到 call_more_tools
 fails: random_results | 应为
 """
 
