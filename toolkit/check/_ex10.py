@@ -46,6 +46,7 @@ def check_stops_once_within(play: Any) -> None:
 
 
 def check_nothing_within_budget(play: Any) -> None:
+    next(_runs(play))  # a point for leaving a history alone only when the answer clears one that is over budget
     messages = history(FMT, 17, turns=2)
     run = play.run("clear_run", messages=messages, args=(1_000_000,), kwargs={"keep_last": 1, "exempt": EXEMPT})
     if run["out"] != messages:
