@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -295,3 +296,47 @@ def test_the_referee_is_not_dumpable() -> None:
                            "assert harden(); print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))"],
                           capture_output=True, text=True, cwd=ROOT)
     assert done.stdout.strip() == "0", done.stdout + done.stderr  # PR_GET_DUMPABLE
+
+
+# --- the network: a loopback of the worker's own --------------------------------------------------------
+
+LOOPBACK_PROBE = r'''
+import socket, sys
+from toolkit.check import _sandbox
+
+_sandbox.enter()
+own = socket.socket()
+own.bind(("127.0.0.1", 0))
+own.listen()
+with socket.create_connection(own.getsockname(), timeout=2):
+    print("OWN LOOPBACK OK", flush=True)
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2).close()
+    print("REACHED THE HOST", flush=True)
+except OSError as exc:
+    print("HOST UNREACHABLE", type(exc).__name__, flush=True)
+'''
+
+
+@needs_namespaces
+def test_an_isolated_worker_has_a_loopback_of_its_own_and_none_to_the_host(tmp_path: Path) -> None:
+    """A notebook's cells reach the offline model the notebook serves itself (a namespace's loopback starts down:
+    every run_agent cell of a solution failed to connect under the shell checker), and still nothing outside."""
+    host = socket.socket()
+    host.bind(("127.0.0.1", 0))
+    host.listen()
+    try:
+        done = subprocess.run([sys.executable, "-c", LOOPBACK_PROBE, str(host.getsockname()[1])], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        host.close()
+    assert "OWN LOOPBACK OK" in done.stdout, done.stdout + done.stderr
+    assert "HOST UNREACHABLE" in done.stdout and "REACHED THE HOST" not in done.stdout, done.stdout + done.stderr
+
+
+def test_solution_cells_that_ask_the_offline_model_run_under_the_shell_checker() -> None:
+    """Exercise 05's solution asks the model in two demo cells: under the checker (isolated where the system allows)
+    they run, so the checker says nothing about a cell that failed."""
+    done = run_cli(str(ROOT / "solutions" / "sol05_decisions.ipynb"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "运行出错" not in done.stdout + done.stderr, done.stdout + done.stderr

@@ -10,7 +10,8 @@ Two layers, each used where the system has it:
     --pid --mount --net` would): its own process table (it cannot see, signal or kill the checker),
     every file system read-only (it cannot rewrite the checker's files, the toolkit, the Python it
     runs on, or the teacher's checkout), a private writable tmp (TMPDIR, on a tmpfs of its own) and no
-    network (only a loopback that is down).
+    network but a loopback of its own (up, so a notebook's own offline model server answers the notebook's
+    cells; nothing outside the namespace can be reached through it).
 
 The worker the referee started stays outside the namespace and only mirrors how the one inside
 ended (its exit code, or the signal that killed it), so the referee's time limits and crash messages
@@ -23,8 +24,11 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import fcntl
 import os
 import signal
+import socket
+import struct
 import subprocess
 import sys
 
@@ -34,6 +38,7 @@ PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 PRIVATE_TMP = "/dev/shm"  # a tmpfs of the worker's own is mounted here; TMPDIR points into it
 
 _problem: str | None = None
@@ -138,6 +143,7 @@ def enter(readonly: bool = True) -> None:
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"0 {uid} 1")
     _write("/proc/self/gid_map", f"0 {gid} 1")
+    _loopback_up()
     read_end, write_end = os.pipe()
     if os.fork():
         _mirror(read_end, write_end)  # never returns
@@ -154,6 +160,15 @@ def enter(readonly: bool = True) -> None:
     os.environ.update(TMPDIR=tmp, IPYTHONDIR=os.path.join(tmp, ".ipython"),
                       MPLCONFIGDIR=os.path.join(tmp, ".matplotlib"))
     harden()
+
+
+def _loopback_up() -> None:
+    """Bring up the new network namespace's own loopback (as `ip link set lo up`; a namespace's lo starts down):
+    a notebook's cells talk to the offline model the notebook itself serves on 127.0.0.1."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sH22x", b"lo", 0)  # struct ifreq: the name, then ifr_flags
+        flags = struct.unpack("16sH22x", fcntl.ioctl(sock, SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags | IFF_UP))
 
 
 def _close_all_but(keep: int) -> None:
