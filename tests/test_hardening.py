@@ -349,7 +349,8 @@ _DATE_IN_30S = "Sat, 16 May 2026 00:00:30 GMT"
 _NOW = 1778889600.0  # 2026-05-16 00:00:00 UTC
 
 
-@pytest.mark.parametrize("ms", ["soon", "", "  ", "NaN", "inf", "-inf", "1,500", "1500ms", "0x10", "1" * 100, b"\xff"])
+@pytest.mark.parametrize("ms", ["soon", "", "  ", "NaN", "inf", "-inf", "1,500", "1500ms", "0x10", "1" * 100, b"\xff",
+                                "-5", "-0.5", "-0", "+5", "1e3", "1_500", "１５００", "1.", ".5", "٣", "5 5"])
 @pytest.mark.parametrize("retry_after, expected", [("4", 4.0), (" 2.5 ", 2.5), (_DATE_IN_30S, 30.0)])
 def test_a_malformed_retry_after_ms_does_not_hide_a_valid_retry_after(ms, retry_after, expected):
     from toolkit.results import parse_retry_after
@@ -360,7 +361,11 @@ def test_a_malformed_retry_after_ms_does_not_hide_a_valid_retry_after(ms, retry_
 
 @pytest.mark.parametrize("headers, expected", [
     ({"retry-after-ms": "1500", "retry-after": "7"}, 1.5),           # a readable ms still wins
-    ({"retry-after-ms": "-20", "retry-after": "7"}, 0.0),            # ... negative is "now", not malformed
+    ({"retry-after-ms": "-20", "retry-after": "7"}, 7.0),            # a negative wait is malformed, not "now"
+    ({"retry-after-ms": "-20"}, None), ({"retry-after": "-3"}, None),  # ... and alone it is no wait at all
+    ({"retry-after": "1e3"}, None), ({"retry-after": "1_000"}, None),  # not delta-seconds (float() reads them)
+    ({"retry-after-ms": "0", "retry-after": "7"}, 0.0),              # zero is a readable wait
+    ({"retry-after-ms": "250.5"}, 0.2505),
     ({"retry-after-ms": "soon", "retry-after": "later"}, None),      # both unreadable
     ({"retry-after": "inf"}, None), ({"retry-after": "NaN"}, None),
     ({"retry-after": "9" * 400}, None),                              # too long to be a number of seconds

@@ -13,7 +13,7 @@ import json
 import math
 from typing import Any, Literal
 
-from .results import safe_str
+from .results import INTERRUPTS, safe_str
 from .safety import redact_value
 from .shrink import _bytes_text, _clean, _shrink, dumps, shrink_json
 from .truncate import smart_truncate
@@ -100,7 +100,9 @@ def _fitted(value: Any, max_chars: int, kind: ToolKind | None, strict: bool) -> 
         return value, False
     try:
         return _fit(value, max_chars, kind)
-    except Exception:  # a value whose own methods raise (items(), __len__, ...): the renderer reads it part by part
+    except BaseException as exc:  # a value whose own methods raise (items(), __len__, ...; GeneratorExit too):
+        if isinstance(exc, INTERRUPTS):  # the renderer reads it part by part
+            raise
         return _shrink(value, max_chars, strict)
 
 

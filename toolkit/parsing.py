@@ -15,7 +15,7 @@ import math
 from typing import Any, Literal
 
 from .fitting import ToolKind, _is_records, fit_for_model
-from .results import PartialResult, ToolResult, classify_error, error_from_envelope, safe_str
+from .results import INTERRUPTS, PartialResult, ToolResult, classify_error, error_from_envelope, safe_str
 from .shrink import _clean, dumps
 
 __all__ = ["parse_tool_result", "to_markdown_table", "estimate_tokens", "CHARS_PER_TOKEN"]
@@ -119,7 +119,9 @@ def _with_missing(missing: Any, data: Any, budget: int, kind: ToolKind | None, s
 def _parse_any(result: Any, budget: int, kind: ToolKind | None, style: str) -> str:
     try:
         return _parse(result, budget, kind, style)
-    except Exception:  # a value whose own methods raise (its __class__ too): the budgeted renderer reads it
+    except BaseException as exc:  # a value whose own methods raise anything (its __class__ too; GeneratorExit
+        if isinstance(exc, INTERRUPTS):  # as well): the budgeted renderer reads it
+            raise
         data, _ = fit_for_model(result, budget)
         return data if isinstance(data, str) else dumps(data)
 

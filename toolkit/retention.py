@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Iterator, Literal
 
+from .redaction import INTERRUPTS
 from .shrink import _bytes_text, dumps, shrink_json
 
 __all__ = ["ReleasedArtifact", "ReleaseReason", "output_bytes", "output_text", "read_slice", "ARTIFACT_SHARE",
@@ -111,7 +112,9 @@ def output_bytes(value: Any, limit: int) -> int | None:
             if type(part) not in _LEAVES:
                 stack.append(_parts(part))
         return total
-    except Exception:
+    except BaseException as exc:  # anything a value's own __sizeof__, __dict__ ... raise (GeneratorExit too)
+        if isinstance(exc, INTERRUPTS):
+            raise
         return None
 
 

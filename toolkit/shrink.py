@@ -21,15 +21,25 @@ import uuid
 from pathlib import PurePath
 from typing import Any, Iterable
 
-from .results import PartialResult, ToolResult, redact, safe_str
+from .results import INTERRUPTS, PartialResult, ToolResult, redact, safe_str
 
-__all__ = ["shrink_json", "dumps", "exceeds", "MAX_DEPTH"]
+__all__ = ["shrink_json", "dumps", "exceeds", "MAX_DEPTH", "Unreadable"]
 
 MAX_DEPTH = 20               # deeper nesting is shown as a note
 
 
 class _OverBudget(Exception):
     pass
+
+
+class Unreadable(Exception):
+    """A value that cannot be read at all raised something that is not an Exception (a GeneratorExit, a
+    CancelledError, a BaseException of its own) while being read: carried as an Exception, so the road's
+    `except Exception` turns it into an error result like any other. `raised` is what it raised."""
+
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__(f"{type(raised).__name__}: {safe_str(raised, 200)}")
+        self.raised = raised
 
 
 # (max items per container, max characters per string); None = no limit
@@ -76,11 +86,13 @@ class _Renderer:
         """`obj` as JSON-ready data within the budget; a part whose own methods raise becomes a note."""
         try:
             return self._render(obj, depth)
-        except (_OverBudget, RecursionError):
+        except (_OverBudget, RecursionError, *INTERRUPTS):
             raise
-        except Exception as exc:  # a value whose __len__, items(), __str__, ... raise is shown, never raised
-            if self.strict and depth == 0:
-                raise
+        except BaseException as exc:  # a value whose __len__, items(), __str__, ... raise (anything: GeneratorExit
+            if self.strict and depth == 0:  # too; it runs inline, no cancellation) is shown, never raised
+                if isinstance(exc, Exception):
+                    raise
+                raise Unreadable(exc) from exc
             self.shrunk = True
             return self.text(_unreadable(obj, exc))
 
@@ -135,14 +147,16 @@ class _Renderer:
             return self.sequence(n, sorted(items, key=safe_str) if n <= 1000 else itertools.islice(items, 1000), depth)
         try:
             dump = getattr(obj, "model_dump", None)  # pydantic models, openai SDK objects
-        except Exception:  # an object whose __getattr__ raises is still shown as text
+        except BaseException as exc:  # an object whose __getattr__ raises is still shown as text
+            if isinstance(exc, INTERRUPTS):
+                raise
             dump = None
         if callable(dump):
             try:
                 return self.render(dump(), depth + 1)
-            except _OverBudget:
+            except (_OverBudget, *INTERRUPTS):
                 raise
-            except Exception:
+            except BaseException:
                 pass
         return self.text(safe_str(obj, 10_000))
 
@@ -184,17 +198,15 @@ def _view(obj: Any, base: type) -> tuple[int, Iterable[Any]]:
     if type(obj) is not base:
         try:
             return len(obj), iter(obj.items() if base is dict else obj)
-        except Exception:
-            pass
+        except BaseException as exc:
+            if isinstance(exc, INTERRUPTS):
+                raise
     return base.__len__(obj), (dict.items(obj) if base is dict else base.__iter__(obj))  # type: ignore[attr-defined]
 
 
 def _unreadable(obj: Any, exc: BaseException) -> str:
     """The note for a value that cannot be read: its type and what reading it raised."""
-    try:
-        kind = type(obj).__name__
-    except Exception:
-        kind = "?"
+    kind = type.__dict__["__name__"].__get__(type(obj))  # as the type holds it: no metaclass property runs
     return f"<无法读取的 {safe_str(kind, 60)} 值（{type(exc).__name__}: {safe_str(exc, 80)}）>"
 
 
