@@ -51,6 +51,7 @@ from ..messages import format_tool_message
 from ..plugins import MESSAGE_FIELDS_CHARS, is_awaitable, own_failure, plugin_message
 from ..registry import ToolRegistry
 from ..results import FATAL, RETRYABLE, ErrorCode, ToolResult, redact, safe_str
+from ..retention import HISTORY_BYTES, OutputBudget, released
 from ..safety import redact_value
 from ..task_context import TaskContext, split_steps, with_task_context
 from ..wire import ToolCall, parse_tool_call
@@ -134,6 +135,10 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
     redacted, within result_max_chars + MESSAGE_FIELDS_CHARS, with warnings for
     instruction-like text); evaluate defaults to evaluate_tool_result (None: no
     decisions, and none in the messages); check None is no check.
+    Memory: run.tool_results keeps full outputs within the executor's
+    history_bytes (oldest released first, each release said on the result:
+    AgentRun); the loop's own bookkeeping (repeats, failures in a row) keeps
+    no result.
 
     Never raises for what the model does (unknown tools, bad arguments, repeats,
     failing tools: error tool messages; a malformed reply: stopped="error") nor
@@ -223,10 +228,14 @@ class _Loop(ApprovalGate):
         self.run_record = AgentRun(question, "", "error", model, task_context=ctx)
         self.run_record.messages = [{"role": "system", "content": system_prompt},
                                     {"role": "user", "content": question}]
-        self.seen: dict[tuple[str, str], tuple[int, ToolResult | None]] = {}
+        # (tool, arguments) -> (which call it was, its error_type once it ran): not the result, which holds
+        # the call's full output
+        self.seen: dict[tuple[str, str], tuple[int, str | None]] = {}
         self.given: dict[str, tuple[bool, str]] = {}  # call id -> a person's decision (resume)
         self.max_turns = 0
-        self.failures: dict[str, list[ToolResult]] = {}  # tool name -> its failed runs since its last success
+        self.failures: dict[str, list[str]] = {}  # tool name -> the error codes of its failed runs since its last success
+        # run.tool_results keeps full outputs within the executor's history budget, oldest released first
+        self.outputs = OutputBudget(_history_bytes(executor))
 
     def run(self, max_turns: int, first_turn: int = 1, leftover: Sequence[ToolCall] = ()) -> AgentRun:
         import openai  # lazy, as everywhere in the toolkit: `import toolkit.agent` stays light
@@ -327,10 +336,10 @@ class _Loop(ApprovalGate):
         ran = run_sync(self.executor.run_tool_calls([calls[i] for i in fresh], self.registry))
         for i, result in zip(fresh, ran):
             results[i] = result
-            self.seen[keys[i]] = (first + i, result)
+            self.seen[keys[i]] = (first + i, result.error_type or "")
             if result.attempts:  # the tool ran: a failure counts, a success resets
                 failed = self.failures.setdefault(result.name, [])
-                failed[:] = [*failed, result] if result.status == "error" else []
+                failed[:] = [*failed, str(result.error_code or "错误")] if result.status == "error" else []
         for call, result in zip(calls, results):
             assert result is not None
             self._append_tool_message(turn, call, result)
@@ -340,10 +349,9 @@ class _Loop(ApprovalGate):
         failed = self.failures.get(call.name or "", [])
         if self.max_tool_failures is None or len(failed) < self.max_tool_failures:
             return None
-        last = failed[-1]
         return ToolResult(call.name or "(unknown)", None,
                           f"工具 {call.name} 已经连续失败 {len(failed)} 次（换了参数也一样，最后一次是 "
-                          f"{last.error_code or '错误'}），这次不再调用它；请不要再试这个工具，"
+                          f"{failed[-1]}），这次不再调用它；请不要再试这个工具，"
                           "直接告诉用户这一步失败了以及原因",
                           error_type=FATAL, error_code=ErrorCode.TOOL_FAILURE_LIMIT, attempts=0, truncated=False,
                           call_id=call.id, started_at=self.clock.now(), args_summary=safe_str(call.arguments, 200))
@@ -351,7 +359,7 @@ class _Loop(ApprovalGate):
     def _repeat_of(self, key: tuple[str, str], index: int, call: ToolCall) -> ToolResult | None:
         """A refusal when `key` was called before (and did not fail transiently), else None."""
         earlier = self.seen.get(key)
-        if earlier is None or (earlier[1] is not None and earlier[1].error_type == RETRYABLE):
+        if earlier is None or earlier[1] == RETRYABLE:
             self.seen[key] = (index, None)
             return None
         return ToolResult(call.name or "(unknown)", None,
@@ -413,7 +421,7 @@ class _Loop(ApprovalGate):
         if self.ctx is not None:  # the [TASK_CONTEXT] block goes first; the transcript keeps the context itself
             message = {**message, "content": with_task_context(content, self.ctx)}
         self.run_record.messages.append(message)
-        self.run_record.tool_results.append(result)
+        self._keep(result)
         self.run_record.transcript.append({
             "kind": "tool", "turn": turn, "tool_call_id": call.id, "name": result.name,
             "arguments": safe_str(call.arguments, 500), "status": result.status,
@@ -421,6 +429,15 @@ class _Loop(ApprovalGate):
             "task_context": None if self.ctx is None else replace(self.ctx, steps=list(self.ctx.steps)),
             "duration_ms": result.duration_ms,
         })
+
+    def _keep(self, result: ToolResult) -> None:
+        """Add `result` to run.tool_results, its full output within the byte budget (toolkit.retention):
+        one over a quarter of it is not kept, and the oldest kept ones are released first."""
+        results = self.run_record.tool_results
+        result, over = self.outputs.admit(len(results), result, "run")
+        results.append(result)
+        for index, size in over:
+            results[index] = released(results[index], size, "budget", self.outputs.budget, "run")
 
     def _check(self) -> None:
         record = self.run_record
@@ -431,6 +448,13 @@ class _Loop(ApprovalGate):
                 raise
             record.check = None
             record.error = f"插件 check 出错：{type(exc).__name__}: {safe_str(exc, 200)}"
+
+
+def _history_bytes(executor: Any) -> int:
+    """The byte budget of the executor's history (ToolExecutor(history_bytes=...)); HISTORY_BYTES for an
+    executor of one's own that has none (chapter 06's MyExecutor)."""
+    budget = getattr(getattr(executor, "records", None), "history_bytes", None)
+    return budget if isinstance(budget, int) and not isinstance(budget, bool) and budget >= 0 else HISTORY_BYTES
 
 
 def _canonical_arguments(call: ToolCall) -> str:
