@@ -23,7 +23,7 @@ from typing import Any, Iterable
 
 from .results import INTERRUPTS, PartialResult, ToolResult, redact, safe_str
 
-__all__ = ["shrink_json", "dumps", "exceeds", "MAX_DEPTH", "Unreadable"]
+__all__ = ["shrink_json", "dumps", "exceeds", "omitted_notes", "MAX_DEPTH", "Unreadable"]
 
 MAX_DEPTH = 20               # deeper nesting is shown as a note
 
@@ -82,6 +82,27 @@ class _Renderer:
         self.spend(len(value) + 2)
         return value
 
+    def data(self, obj: Any) -> str:
+        """Bytes as their UTF-8 text; a head cut to the string limit keeps the size ("…（共 N 字节）") whole."""
+        size = len(obj)
+        text = _bytes_text(bytes(obj[: (self.strlen or size) * 4 + 4]), size)
+        suffix = f"…（共 {size} 字节）"
+        if not text.endswith(suffix):  # all of it, or a note for binary data
+            return self.text(text)
+        head = text[: -len(suffix)]
+        if self.strlen is not None and len(head) > self.strlen:
+            self.shrunk = True
+            head = redact(head[: self.strlen + 256])[: self.strlen]  # redact before cutting, as text() does
+        value = _clean(head) + suffix
+        self.spend(len(value) + 2)
+        return value
+
+    def note(self, value: str) -> str:
+        """One of the renderer's own notes ("…还有 N 项未显示"): whole or not at all, never cut like data (a
+        note cut short would be a marker inside a marker)."""
+        self.spend(len(value) + 2)
+        return value
+
     def render(self, obj: Any, depth: int = 0) -> Any:
         """`obj` as JSON-ready data within the budget; a part whose own methods raise becomes a note."""
         try:
@@ -115,7 +136,7 @@ class _Renderer:
         if isinstance(obj, str):
             return self.text(obj if type(obj) is str else str.__str__(obj))  # a subclass's own methods are not called
         if isinstance(obj, (bytes, bytearray, memoryview)):
-            return self.text(_bytes_text(bytes(obj[: (self.strlen or len(obj)) * 4 + 4]), len(obj)))
+            return self.data(obj)
         simple = _simple_text(obj)
         if simple is not None:
             return self.text(simple)
@@ -172,7 +193,7 @@ class _Renderer:
             shown += 1
         if shown < n:
             self.shrunk = True
-            out["…"] = self.text(f"还有 {n - shown} 个字段未显示（共 {n} 个）")
+            out["…"] = self.note(f"还有 {n - shown} 个字段未显示（共 {n} 个）")
         return out
 
     def sequence(self, total: int, items: Iterable[Any], depth: int) -> list:
@@ -187,7 +208,7 @@ class _Renderer:
             self.shrunk = True
             if out:
                 self.spend(2)
-            out.append(self.text(f"…还有 {total - len(out)} 项未显示（共 {total} 项）"))
+            out.append(self.note(f"…还有 {total - len(out)} 项未显示（共 {total} 项）"))
         return out
 
 
@@ -233,9 +254,39 @@ def _simple_text(obj: Any) -> str | None:
     return None
 
 
+def omitted_notes(obj: Any) -> tuple[str, ...]:
+    """What stands for `obj` when nothing of it fits, longest first, each a whole marker: what it was and how
+    much of it ("…（共 3000 项，均已省略）", "…（共 2 个字段，均已省略）", "…（共 5000 字符，均已省略）"),
+    then "…（已省略）", then "…". Never raises."""
+    try:
+        kind = type(obj)
+        if issubclass(kind, dict):
+            whole = f"…（共 {dict.__len__(obj)} 个字段，均已省略）"
+        elif issubclass(kind, str):
+            whole = f"…（共 {str.__len__(obj)} 字符，均已省略）"
+        elif issubclass(kind, (bytes, bytearray, memoryview)):
+            whole = f"…（共 {memoryview(obj).nbytes} 字节，均已省略）"
+        elif issubclass(kind, (list, tuple, set, frozenset)):
+            base = next(b for b in (list, tuple, set, frozenset) if issubclass(kind, b))
+            whole = f"…（共 {base.__len__(obj)} 项，均已省略）"  # type: ignore[attr-defined]
+        else:
+            whole = f"…（{safe_str(type.__dict__['__name__'].__get__(kind), 24)} 值，已省略）"
+    except BaseException as exc:  # a buffer that cannot be viewed, say
+        if isinstance(exc, INTERRUPTS):
+            raise
+        whole = "…（结果过大，已省略）"
+    return whole, "…（已省略）", "…"
+
+
+def _omitted(obj: Any, max_chars: int) -> str:
+    """The longest of omitted_notes(obj) whose JSON fits max_chars ("…" when none does)."""
+    return next((n for n in omitted_notes(obj) if len(dumps(n)) <= max_chars), "…")
+
+
 def _shrink(obj: Any, max_chars: int, strict: bool = False) -> tuple[Any, bool]:
     """(rendered `obj`, whether anything was left out); with `strict`, a value that cannot be read at all
-    (not a part of it) raises instead of becoming a note."""
+    (not a part of it) raises instead of becoming a note. When not even the tightest level fits, a whole
+    marker stands for the value (omitted_notes), never a marker cut short."""
     for items, strlen in _LEVELS:
         renderer = _Renderer(items, strlen, max_chars, strict)
         try:
@@ -248,8 +299,7 @@ def _shrink(obj: Any, max_chars: int, strict: bool = False) -> tuple[Any, bool]:
         # so small values skip the check serialization
         if renderer.used * 6 <= max_chars or len(dumps(value)) <= max_chars:
             return value, renderer.shrunk
-    note = f"…（结果过大，已省略；原类型 {type(obj).__name__}）"
-    return note[: max(max_chars - 2, 1)], True
+    return _omitted(obj, max_chars), True
 
 
 def exceeds(value: Any, max_chars: int) -> bool:
