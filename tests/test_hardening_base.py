@@ -387,3 +387,129 @@ def test_a_format_returning_a_dict_subclass_is_copied_to_a_plain_dict(restore_fo
 def test_repr_of_a_result_is_bounded_redacted_and_never_raises(artifact):
     text = repr(ToolResult("t", "摘要", artifact=artifact))
     assert text.startswith("ToolResult(name='t', data='摘要'") and len(text) < 6000 and KEY[8:20] not in text
+
+
+# --- a tool schema's pattern, applied to what the model sent: linear time, bounded length ----------------------
+
+import re  # noqa: E402
+import time  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+# patterns Python's re takes exponential (or high polynomial) time on, as a tool author or an MCP server may write
+CATASTROPHIC = [r"^(a+)+$", r"(a|a)*b", r"^(a|aa)+$", r"(x+x+)+y", r"^(\w+\s?)*$", r"^([a-z0-9]+-?)*[a-z0-9]+\.$"]
+
+
+def _pattern_registry(pattern: str, key_pattern: str | None = None) -> tuple[ToolRegistry, Tool]:
+    schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": pattern}}}
+    if key_pattern is not None:
+        schema.update(patternProperties={key_pattern: {"type": "integer"}}, additionalProperties=False)
+    tool = Tool("t", lambda **kw: kw, "测试工具", schema)
+    return ToolRegistry([tool]), tool
+
+
+def _fastest(fn, runs: int = 5) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        start = time.process_time()
+        fn()
+        best = min(best, time.process_time() - start)
+    return max(best, 1e-6)
+
+
+@pytest.mark.parametrize("pattern", CATASTROPHIC)
+def test_a_catastrophic_schema_pattern_does_not_explode_on_the_models_argument(pattern):
+    """With re, `^(a+)+$` on n characters of 'a' and a '!' takes 2^n steps: 22 characters cost 64x 16. The
+    linear matcher: about 1.4x (the bound leaves room for a loaded machine; process time, fastest of 5)."""
+    registry, tool = _pattern_registry(pattern, key_pattern=pattern)
+    for field in ("s", "key"):  # the pattern applied to a value, and to a key (patternProperties)
+        def check(n, field=field):
+            args = {"s": "a" * n + "!"} if field == "s" else {"a" * n + "!": 1}
+            return lambda: registry.check_arguments(tool, args)
+        small, large = _fastest(check(16)), _fastest(check(22))
+        assert large / small < 8, (field, small, large)
+        _, error = check(4000)()  # the longest a pattern is applied to, at once
+        assert error is not None and error.code == ErrorCode.INVALID_ARGUMENTS
+
+
+@pytest.mark.parametrize("pattern, unit", [(r"\s+$", " "), (r"[a-z]+@[a-z]+\.com", "a"), (r"(\d+)-\d+x", "1"),
+                                           (r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$|今天", "2")])
+def test_a_schema_pattern_costs_linear_time_up_to_the_length_cap(pattern, unit):
+    """Patterns re.search takes n² steps on (a run it retries from every start): 10x the text costs about 10x."""
+    registry, tool = _pattern_registry(pattern)
+    small = _fastest(lambda: registry.check_arguments(tool, {"s": unit * 400 + "!"}))
+    large = _fastest(lambda: registry.check_arguments(tool, {"s": unit * 4000 + "!"}))
+    assert large / small < 30, (small, large)  # linear is about 10x, quadratic about 100x
+
+
+def test_the_pattern_is_applied_to_at_most_4096_characters():
+    from toolkit.registry import PATTERN_MAX_CHARS
+    registry, tool = _pattern_registry(r"^[a-z]+$")
+    assert registry.check_arguments(tool, {"s": "a" * PATTERN_MAX_CHARS}) == ({"s": "a" * PATTERN_MAX_CHARS}, None)
+    _, error = registry.check_arguments(tool, {"s": "a" * (PATTERN_MAX_CHARS + 1)})
+    assert error.code == ErrorCode.INVALID_ARGUMENTS and "4096" in error.message and "超过" in error.message
+    registry, tool = _pattern_registry(r"^x$", key_pattern=r"^k")
+    _, error = registry.check_arguments(tool, {"k" * 5000: 1})
+    assert error.code == ErrorCode.INVALID_ARGUMENTS
+
+
+@pytest.mark.parametrize("pattern, why", [(r"^(a)\1$", "反向引用"), (r"^(?=a)", "环视"), (r"(?<!a)b", "环视"),
+                                          (r"(?>a+)b", "原子分组"), (r"a++b", "占有量词"), (r"(a)?(?(1)b|c)", "条件分组"),
+                                          (r"(", "不是合法的正则表达式"), (r"(?:a{1000}){1000}", "太大")])
+def test_a_pattern_no_linear_engine_can_run_is_a_bad_tool_schema_saying_why(pattern, why):
+    registry, tool = _pattern_registry(pattern)
+    _, error = registry.check_arguments(tool, {"s": "a"})
+    assert error.code == ErrorCode.BAD_TOOL_SCHEMA and why in error.message
+
+
+def test_the_course_tools_patterns_still_read_dates_and_words():
+    from toolkit.tools import default_registry
+    registry = default_registry()
+    flights = registry.get("search_flights")
+    for date, ok in (("2025-01-02", True), ("今天", True), ("明天", True), ("明年", False), ("2025-1-2", False),
+                     ("2025-01-02\n", True), ("x2025-01-02", False)):
+        args, error = registry.check_arguments(flights, {"origin": "北京", "destination": "上海", "date": date})
+        assert (error is None) == ok == bool(re.search(flights.parameters["properties"]["date"]["pattern"], date))
+
+
+# the differential test: the linear matcher says what re.search says, on patterns re runs quickly
+_atoms = st.sampled_from(["a", "b", ".", r"\d", r"\w", r"\s", r"\W", "[ab]", "[^a]", "[a-c]", "中", r"\.", "x"])
+
+
+@st.composite
+def _patterns(draw, depth: int = 0) -> str:
+    parts = []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["atom", "atom", "group", "alt"] if depth < 2 else ["atom"]))
+        part = draw(_atoms) if kind == "atom" else (
+            f"({draw(_patterns(depth + 1))})" if kind == "group"
+            else f"(?:{draw(_patterns(depth + 1))}|{draw(_patterns(depth + 1))})")
+        part += draw(st.sampled_from(["", "", "*", "+", "?", "{2}", "{1,3}", "*?", "{0,2}?"]))
+        parts.append(part)
+    anchors = draw(st.sampled_from([("", ""), ("^", ""), ("", "$"), ("^", "$"), (r"\b", ""), ("", r"\B"), (r"\A", r"\Z")]))
+    flags = draw(st.sampled_from(["", "", "(?i)", "(?s)", "(?m)", "(?a)"])) if depth == 0 else ""
+    return flags + anchors[0] + "".join(parts) + anchors[1]
+
+
+@settings(max_examples=400, deadline=None, database=None)
+@given(_patterns(), st.text(st.sampled_from("ab中x. 1\n_AB-"), max_size=12))
+def test_the_linear_matcher_agrees_with_re_search(pattern, text):
+    from toolkit.patterns import LinearPattern
+    assert LinearPattern(pattern).search(text) == bool(re.search(pattern, text)), (pattern, text)
+
+
+def test_pattern_properties_and_additional_properties_keep_their_meaning():
+    registry, tool = _pattern_registry(r"^[a-z]+$", key_pattern=r"^n_\d+$")
+    assert registry.check_arguments(tool, {"s": "abc", "n_1": 3})[1] is None
+    assert registry.check_arguments(tool, {"n_1": "x"})[1].code == ErrorCode.INVALID_ARGUMENTS  # not an integer
+    assert "不允许的参数名" in registry.check_arguments(tool, {"other": 1})[1].message
+    assert "不符合格式" in registry.check_arguments(tool, {"s": "ABC"})[1].message
+    nested = Tool("n", lambda **kw: kw, "嵌套", {"type": "object", "properties": {"rows": {"type": "array", "items": {
+        "type": "object", "propertyNames": {"pattern": r"^(a+)+$"}}}}})
+    registry = ToolRegistry([nested])
+    _, error = registry.check_arguments(nested, {"rows": [{"a" * 40 + "!": 1}]})
+    assert error.code == ErrorCode.INVALID_ARGUMENTS
+    both = Tool("u", lambda **kw: kw, "两者", {"type": "object", "patternProperties": {"^a": {}},
+                                             "unevaluatedProperties": False})
+    assert ToolRegistry([both]).check_arguments(both, {"a": 1})[1].code == ErrorCode.BAD_TOOL_SCHEMA

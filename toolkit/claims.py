@@ -11,8 +11,8 @@ data; reading them is general, so no rule lists the sentences it expects:
 * a total (`total_claims`): a clause with a total word (总销售额, 总销售, 合计,
   共计, 一共, 加起来, 加在一起, 之和, 累计 …) and the first amount after it (or
   the amount just before it: "9692 是总销售额"); a denied total may be answered
-  by the next clause ("总销售额不是 4495，而是 2985": = 2985). Names right before the total word make it
-  their sum ("显示器、键盘合计 …", "显示器的总销售额 …"); a name between the
+  by the next clause ("总销售额不是 4495，而是 2985": = 2985). Names right
+  before the total word make it their sum ("显示器、键盘合计 …", "显示器的总销售额 …"); a name between the
   word and the number makes the number that name's, not a total. A count or a
   percentage is not an amount ("合计 5 行数据", "占总销售额的 46.4%"). The
   relation is read from the words between: 不是 / 并非 (≠), 超过 / 多于 (>),
@@ -28,8 +28,7 @@ data; reading them is general, so no rule lists the sentences it expects:
 * one item against another (`comparison_claims`): "键盘比显示器高",
   "键盘的销售额高于显示器", "键盘卖得比显示器好", "键盘的销量领先显示器",
   "键盘较显示器低", "鼠标不如键盘", "键盘没有显示器多", "显示器 4495 > 键盘 2985",
-  and a name with 更 / 较
-  against the names before it ("显示器 4495、键盘 2985，其中键盘销售额更高").
+  and a name with 更 / 较 against the names before it ("…，其中键盘销售额更高").
 
 Clauses end at 。；！？，, and newlines (a comma inside "9,692" does not end one).
 Paraphrase beyond these words is not read: a claim that is not read is not
@@ -43,7 +42,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Iterable
 
-from .numbers import ascii_digits
+from .numbers import ascii_digits, chinese_value
 
 __all__ = ["Written", "written_numbers", "answer_clauses", "TotalClaim", "total_claims", "RankClaim", "rank_claims",
            "ComparisonClaim", "comparison_claims", "holds"]
@@ -53,9 +52,6 @@ _NUMBER = re.compile(r"(?<![0-9.])(百分之\s*)?(-?)((?:[0-9]{1,3}(?:,[0-9]{3})
                      r"[ \t]*(%|％|万|千|亿)?")
 _CHINESE_NUMBER = re.compile(r"(百分之)?([零〇一二两三四五六七八九十百千万亿]{2,})")
 _COUNT_AFTER = re.compile(r"[ \t]*(?:行|条|个|类|种|项|笔|次|件|位|名|家|天|日|月|年|人|款|样|组|份|张|台|单|批|小时|分钟|秒)")
-_DIGIT = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
-_SMALL_UNIT = {"十": 10, "百": 100, "千": 1000}
-_BIG_UNIT = {"万": 10**4, "亿": 10**8}
 _MULTIPLIER = {"万": Decimal(10**4), "千": Decimal(1000), "亿": Decimal(10**8)}
 
 
@@ -77,23 +73,6 @@ class Written:
         return not (self.percent or self.count)
 
 
-def _chinese_value(text: str) -> Decimal | None:
-    """四千四百九十五 -> 4495, 两万零三百 -> 20300, 十二 -> 12; None for a run that is not a numeral with units."""
-    if not any(c in _SMALL_UNIT or c in _BIG_UNIT for c in text):
-        return None  # 一一 or 九六: digits read out one by one are not read
-    total = section = digit = 0
-    for char in text:
-        if char in _DIGIT:
-            digit = _DIGIT[char]
-        elif char in _SMALL_UNIT:
-            section += (digit or 1) * _SMALL_UNIT[char]
-            digit = 0
-        else:
-            total = (total + section + digit) * _BIG_UNIT[char]
-            section = digit = 0
-    return Decimal(total + section + digit)
-
-
 def written_numbers(text: str, *, chinese: bool = False) -> list[Written]:
     """Every number in `text` in order (full-width digits read as ASCII); with chinese=True also Chinese numerals."""
     text = ascii_digits(text)
@@ -110,7 +89,7 @@ def written_numbers(text: str, *, chinese: bool = False) -> list[Written]:
         found.append(Written(value, step, match.start(), match.end(), match.group().rstrip(" \t"), percent, count))
     if chinese:
         for match in _CHINESE_NUMBER.finditer(text):
-            value = _chinese_value(match.group(2))
+            value = chinese_value(match.group(2))
             if value is not None:
                 found.append(Written(value, Decimal(1), match.start(), match.end(), match.group(),
                                      bool(match.group(1)), _COUNT_AFTER.match(text, match.end()) is not None

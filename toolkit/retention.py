@@ -165,6 +165,22 @@ class OutputBudget:
             over.append((old, nbytes))
         return result, over
 
+    @classmethod
+    def of(cls, executor: Any) -> "OutputBudget":
+        """A budget as large as `executor`'s history's (ToolExecutor(history_bytes=...)); HISTORY_BYTES for an
+        executor of one's own that has none (chapter 06's MyExecutor)."""
+        budget = getattr(getattr(executor, "records", None), "history_bytes", None)
+        return cls(budget if isinstance(budget, int) and not isinstance(budget, bool) and budget >= 0
+                   else HISTORY_BYTES)
+
+    def append(self, results: list, result: Any, where: Literal["history", "run"] = "run") -> None:
+        """Append `result` to `results` (an AgentRun's tool_results: the key is its index), its full output
+        counted, and release the oldest kept outputs of the list that no longer fit."""
+        result, over = self.admit(len(results), result, where)
+        results.append(result)
+        for index, size in over:
+            results[index] = released(results[index], size, "budget", self.budget, where)  # type: ignore[index]
+
     def forget(self, key: Hashable) -> None:
         """The result under `key` left (with its output): its bytes no longer count."""
         self.kept_bytes -= self._kept.pop(key, 0)

@@ -51,7 +51,7 @@ from ..messages import format_tool_message
 from ..plugins import MESSAGE_FIELDS_CHARS, is_awaitable, own_failure, plugin_message
 from ..registry import ToolRegistry
 from ..results import FATAL, RETRYABLE, ErrorCode, ToolResult, redact, safe_str
-from ..retention import HISTORY_BYTES, OutputBudget, released
+from ..retention import OutputBudget
 from ..safety import redact_value
 from ..task_context import TaskContext, split_steps, with_task_context
 from ..wire import ToolCall, parse_tool_call
@@ -135,10 +135,6 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
     redacted, within result_max_chars + MESSAGE_FIELDS_CHARS, with warnings for
     instruction-like text); evaluate defaults to evaluate_tool_result (None: no
     decisions, and none in the messages); check None is no check.
-    Memory: run.tool_results keeps full outputs within the executor's
-    history_bytes (oldest released first, each release said on the result:
-    AgentRun); the loop's own bookkeeping (repeats, failures in a row) keeps
-    no result.
 
     Never raises for what the model does (unknown tools, bad arguments, repeats,
     failing tools: error tool messages; a malformed reply: stopped="error") nor
@@ -228,14 +224,11 @@ class _Loop(ApprovalGate):
         self.run_record = AgentRun(question, "", "error", model, task_context=ctx)
         self.run_record.messages = [{"role": "system", "content": system_prompt},
                                     {"role": "user", "content": question}]
-        # (tool, arguments) -> (which call it was, its error_type once it ran): not the result, which holds
-        # the call's full output
-        self.seen: dict[tuple[str, str], tuple[int, str | None]] = {}
+        self.seen: dict[tuple[str, str], tuple[int, str | None]] = {}  # -> (call number, error_type): no result
         self.given: dict[str, tuple[bool, str]] = {}  # call id -> a person's decision (resume)
         self.max_turns = 0
-        self.failures: dict[str, list[str]] = {}  # tool name -> the error codes of its failed runs since its last success
-        # run.tool_results keeps full outputs within the executor's history budget, oldest released first
-        self.outputs = OutputBudget(_history_bytes(executor))
+        self.failures: dict[str, list[str]] = {}  # tool name -> error codes of its failed runs since its last success
+        self.outputs = OutputBudget.of(executor)  # run.tool_results' full outputs, within the history's bytes
 
     def run(self, max_turns: int, first_turn: int = 1, leftover: Sequence[ToolCall] = ()) -> AgentRun:
         import openai  # lazy, as everywhere in the toolkit: `import toolkit.agent` stays light
@@ -421,7 +414,7 @@ class _Loop(ApprovalGate):
         if self.ctx is not None:  # the [TASK_CONTEXT] block goes first; the transcript keeps the context itself
             message = {**message, "content": with_task_context(content, self.ctx)}
         self.run_record.messages.append(message)
-        self._keep(result)
+        self.outputs.append(self.run_record.tool_results, result)  # its full output within the byte budget
         self.run_record.transcript.append({
             "kind": "tool", "turn": turn, "tool_call_id": call.id, "name": result.name,
             "arguments": safe_str(call.arguments, 500), "status": result.status,
@@ -429,15 +422,6 @@ class _Loop(ApprovalGate):
             "task_context": None if self.ctx is None else replace(self.ctx, steps=list(self.ctx.steps)),
             "duration_ms": result.duration_ms,
         })
-
-    def _keep(self, result: ToolResult) -> None:
-        """Add `result` to run.tool_results, its full output within the byte budget (toolkit.retention):
-        one over a quarter of it is not kept, and the oldest kept ones are released first."""
-        results = self.run_record.tool_results
-        result, over = self.outputs.admit(len(results), result, "run")
-        results.append(result)
-        for index, size in over:
-            results[index] = released(results[index], size, "budget", self.outputs.budget, "run")
 
     def _check(self) -> None:
         record = self.run_record
@@ -448,13 +432,6 @@ class _Loop(ApprovalGate):
                 raise
             record.check = None
             record.error = f"插件 check 出错：{type(exc).__name__}: {safe_str(exc, 200)}"
-
-
-def _history_bytes(executor: Any) -> int:
-    """The byte budget of the executor's history (ToolExecutor(history_bytes=...)); HISTORY_BYTES for an
-    executor of one's own that has none (chapter 06's MyExecutor)."""
-    budget = getattr(getattr(executor, "records", None), "history_bytes", None)
-    return budget if isinstance(budget, int) and not isinstance(budget, bool) and budget >= 0 else HISTORY_BYTES
 
 
 def _canonical_arguments(call: ToolCall) -> str:
