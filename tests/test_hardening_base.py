@@ -513,3 +513,33 @@ def test_pattern_properties_and_additional_properties_keep_their_meaning():
     both = Tool("u", lambda **kw: kw, "两者", {"type": "object", "patternProperties": {"^a": {}},
                                              "unevaluatedProperties": False})
     assert ToolRegistry([both]).check_arguments(both, {"a": 1})[1].code == ErrorCode.BAD_TOOL_SCHEMA
+
+
+# --- asyncio.run and a result whose repr raises -------------------------------------------------------------------
+
+@pytest.mark.parametrize("error", [RuntimeError, *BASE_ERRORS], ids=["RuntimeError", *ERROR_IDS])
+@pytest.mark.parametrize("where", ["check", "evaluate", "format_message"])
+def test_an_async_plugin_whose_result_or_exception_cannot_be_repred_leaves_asyncio_working(where, error):
+    """asyncio.run repr()s its finished task on the way out (checking its SIGINT handler): an async plug-in
+    whose return value, or whose exception, raises in repr() made run_agent raise, and left that handler
+    installed, so every later asyncio.run in the process raised as well."""
+    value, raised = unprintable(error)(), unprintable_exception(error)
+
+    async def returns(*args, **kwargs):
+        return value
+
+    async def raises(*args, **kwargs):
+        raise raised()
+
+    for plugin in (returns, raises):
+        client, _ = scripted_client([{"tool_calls": [("t", "{}")]}, {"content": "好的。"}])
+        with use_clock(SimulatedClock(seed=0)):
+            run = run_agent("问", client=client, model="scripted", registry=_registry(lambda: 1), **{where: plugin})
+        assert run.ok
+        if where != "check":
+            assert run.tool_results[0].error_code == ErrorCode.PLUGIN_ERROR
+
+        async def fine():
+            return "还能用"
+
+        assert asyncio.run(fine()) == "还能用"  # the next asyncio.run in the process still works
