@@ -543,3 +543,32 @@ def test_an_async_plugin_whose_result_or_exception_cannot_be_repred_leaves_async
             return "还能用"
 
         assert asyncio.run(fine()) == "还能用"  # the next asyncio.run in the process still works
+
+
+@pytest.mark.parametrize("error", BASE_ERRORS, ids=ERROR_IDS)
+def test_an_answer_rule_or_a_plugins_signature_raising_a_base_exception_is_reported(error):
+    from toolkit.knowledge import ToolKnowledge, forget, teach
+    from toolkit.verify import check_answer
+
+    def rule(answer, data):
+        raise error("rule raises")
+
+    teach("base_rule_tool", ToolKnowledge(required={}, answer_rules=(rule,)))
+    try:
+        check = check_answer("1", ToolResult("base_rule_tool", {"x": 1}))
+    finally:
+        forget("base_rule_tool")
+    assert not check.ok and check.mismatches == [f"答案规则 rule 出错：{error.__name__}: rule raises"]
+
+    class Evaluate:
+        @property
+        def __signature__(self):
+            raise error("no signature")
+
+        def __call__(self, result, query):
+            return {"action": "present_directly", "suggestion": "直接回答"}
+
+    client, _ = scripted_client([{"tool_calls": [("t", "{}")]}, {"content": "好的。"}])
+    with use_clock(SimulatedClock(seed=0)):
+        run = run_agent("问", client=client, model="scripted", registry=_registry(lambda: 1), evaluate=Evaluate())
+    assert run.ok and run.decisions[0]["action"] == "present_directly"

@@ -48,7 +48,7 @@ from .knowledge import ToolKnowledge, knowledge_for, knowledge_for_data
 from .numbers import numbers_in_text, numbers_in_value
 from .numbers import supported as _supported
 from .readback import read_tool_content
-from .results import ToolResult, safe_str
+from .results import INTERRUPTS, ToolResult, safe_str
 
 __all__ = ["AnswerCheck", "check_answer", "FAILURE_WORDS"]
 
@@ -154,7 +154,9 @@ def _required(answer: str, numbers: set[Decimal], data: Any, required: Mapping[s
 def _rule_name(rule: Any) -> str:
     try:
         name = getattr(rule, "__name__", None)
-    except Exception:  # an object whose attributes raise
+    except BaseException as exc:  # an object whose attributes raise (anything: GeneratorExit too)
+        if isinstance(exc, INTERRUPTS):
+            raise
         name = None
     return safe_str(name, 80) if isinstance(name, str) else type(rule).__name__
 
@@ -167,7 +169,9 @@ def _rules(answer: str, data: Any, knowledge: ToolKnowledge) -> list[str]:
     for rule in knowledge.answer_rules:
         try:
             problems += [safe_str(p, 300) for p in rule(answer, data) or ()]
-        except Exception as exc:
+        except BaseException as exc:  # a rule's own GeneratorExit or CancelledError too: it runs inline
+            if isinstance(exc, INTERRUPTS):
+                raise
             problems.append(f"答案规则 {_rule_name(rule)} 出错：{type(exc).__name__}: {safe_str(exc, 120)}")
     return problems
 
