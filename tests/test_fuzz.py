@@ -33,7 +33,9 @@ from toolkit.results import redact, safe_str
 from toolkit.task_context import split_steps
 from toolkit.verify import check_answer
 
-QUICK, SLOW = 40, 1_300          # examples per target; 11 targets x 1,300 = 14,300 in the slow run
+from hostile import BASE_ERRORS
+
+QUICK, SLOW = 40, 1_300          # examples per target; 14 targets x 1,300 = 18,200 in the slow run
 TRIED: Counter = Counter()
 FAILED: Counter = Counter()
 OUTCOMES: Counter = Counter()   # how the fuzzed tool calls ended, to show the oracle is not trivial
@@ -82,7 +84,9 @@ header_values = (st.none() | st.dictionaries(st.sampled_from(["retry-after", "Re
 
 RUN_UNITS = ["a", " ", "\n", "\n\n", " \n", "\t", "\u3000", "-", ".", ",", "，", "、", "中", "a-", "a.", "a b ", "eyJ-",
              "eyJhbGciOi.", "https://a-", "http://u:", "?key=", "token: ", "api_key=", "Bearer ", "system\n", "#\n",
-             "然后 ", "，再", "合计 ", "最高", "显示器", "9,", "1.", "百分之", "四千"]
+             "然后 ", "，再", "合计 ", "最高", "显示器", "9,", "1.", "百分之", "四千",
+             # digit runs: a number of thousands of digits (int() refuses str() past 4,300), full-width, signed
+             "7", "1234567890", "９", "-7", "0.", "9,999,", "第1"]
 
 
 @st.composite
@@ -108,8 +112,10 @@ def exceptions(draw) -> BaseException:
     that is a long hostile text (with a key in it), attributes that raise."""
     base = draw(st.sampled_from(EXC_BASES))
     namespace: dict[str, Any] = {}
-    how = draw(st.integers(0, 5))
-    if how == 1:
+    how = draw(st.integers(0, 8))
+    if how >= 6:  # __str__ (and __repr__) raise what an `except Exception` misses: GeneratorExit, CancelledError, ...
+        namespace["__str__"] = namespace["__repr__"] = _raises(BASE_ERRORS[how - 6])
+    elif how == 1:
         namespace["__str__"] = _raises(RuntimeError)
     elif how == 2:
         namespace["__str__"] = namespace["__repr__"] = _raises(ValueError)
@@ -214,6 +220,62 @@ def check_parse_tool_result(value: Any, max_tokens: int, kind: str | None, style
     assert isinstance(text, str)
     text.encode("utf-8")  # no lone surrogates reach the model
     assert estimate_tokens(text) <= max(max_tokens, 40) * 1.5 + 10
+
+
+_WHOLE_MARKERS = re.compile(r"\n\n…（已省略 \d+ 字符）…\n\n|…（共 \d+ (?:项|个字段|字符|字节)，均已省略）|…（\w+ 值，已省略）|"
+                            r"(?s:.*)…（共 \d+ 字节）|…（已省略）|…")
+
+
+def check_tiny_budget(value: Any, max_tokens: int) -> None:
+    """A budget too small for the marker gives a whole marker saying what was left out, at most 15 tokens;
+    never a marker cut short."""
+    text = parse_tool_result(value, max_tokens=max_tokens)
+    tokens = estimate_tokens(text)
+    assert tokens <= max(max_tokens, 15), text
+    if tokens > max(max_tokens, 4):  # only a marker can be over the budget (and tiny values: "false", "[]")
+        assert _WHOLE_MARKERS.fullmatch(text) or len(text) <= 40, text
+    assert all("）" in text[i:] for i in range(len(text)) if text.startswith("…（", i)), text  # no marker cut short
+
+
+_HEADER_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+
+
+def check_retry_after(ms: Any, seconds: Any) -> None:
+    """Never raises, never negative or infinite; a retry-after-ms that is not a plain number (a sign, an
+    exponent, full-width digits, text) does not hide a Retry-After that is one."""
+    from toolkit.results import parse_retry_after
+    headers = {k: v for k, v in (("retry-after-ms", ms), ("retry-after", seconds)) if v is not None}
+    wait = parse_retry_after(headers)
+    assert wait is None or (0 <= wait < math.inf)
+    plain = lambda v: isinstance(v, str) and len(v.strip()) <= 64 and _HEADER_NUMBER.fullmatch(v.strip())  # noqa: E731
+    if plain(ms):
+        assert wait == float(ms.strip()) / 1000.0
+    elif plain(seconds):
+        assert wait == float(seconds.strip())
+
+
+header_numbers = (st.sampled_from(["-5", "-0.5", "+3", "1e3", "1_500", "１５００", "nan", "inf", "", " ", "1.", ".5",
+                                   "3", "0", "2.5", " 4 ", "9" * 70, "Wed, 21 Oct 2015 07:28:00 GMT"])
+                  | st.from_regex(r"-?[0-9]{1,6}(\.[0-9]{1,3})?", fullmatch=True) | texts | st.none())
+
+SCHEMA_PATTERNS = [r"^(a+)+$", r"(a|a)*b", r"^(\w+\s?)*$", r"\s+$", r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$", r"(?i)^ab+c?$",
+                   r"^(?=a)", r"(a)\1", r"[", r"^([a-z0-9]+-?)*[a-z0-9]+\.$"]
+
+
+def check_schema_pattern(pattern: str, unit: str, n: int, as_key: bool) -> None:
+    """A schema's pattern (the tool author's, an MCP server's) on what the model sent: an answer, never a raise
+    (an impossible pattern is BAD_TOOL_SCHEMA, a string over 4,096 characters INVALID_ARGUMENTS); catastrophic
+    patterns finish (the matcher is linear)."""
+    schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": pattern}},
+              "patternProperties": {pattern: {}}, "additionalProperties": False}
+    registry = ToolRegistry([Tool("p", lambda **kw: kw, "模式", schema)])
+    text = unit * n + "!"
+    args, problem = registry.check_arguments(registry.get("p"), {text: 1} if as_key else {"s": text})
+    assert (args is None) != (problem is None)
+    if problem is not None:
+        assert problem.code in ("INVALID_ARGUMENTS", "BAD_TOOL_SCHEMA") and KEY not in problem.message
+    if n < 20 and pattern in (r"\s+$", r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$", r"(?i)^ab+c?$"):  # re is quick on these
+        assert (problem is None) == bool(re.search(pattern, text))
 
 
 def check_smart_truncate(text: str, max_chars: int, keep_head: int, keep_tail: int) -> None:
@@ -373,6 +435,12 @@ TARGETS: dict[str, tuple[Callable, tuple]] = {
     "detect_instructions / redact": (check_untrusted_text, (json_values,)),
     "hostile text (long runs)": (check_hostile_text, (hostile_texts(),)),
     "hooks (hostile exceptions)": (check_hooks, (exceptions(),)),
+    "parse_tool_result (tiny budgets)": (check_tiny_budget, (any_values | st.text(min_size=200) | exceptions(),
+                                                             st.integers(1, 15))),
+    "parse_retry_after (header numbers)": (check_retry_after, (header_numbers, header_numbers)),
+    "schema patterns (argument check)": (check_schema_pattern,
+                                         (st.sampled_from(SCHEMA_PATTERNS), st.sampled_from(["a", " ", "1", "ab", "-"]),
+                                          st.integers(0, 5000), st.booleans())),
 }
 
 

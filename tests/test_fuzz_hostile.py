@@ -22,16 +22,18 @@ from collections import Counter
 from typing import Any, Callable
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from hostile import BadSize, NoClass, Unprintable, raising
+from hostile import BASE_ERRORS, BadSize, NoClass, Unprintable, bad_size, no_class, raising, unprintable, unprintable_exception
 from toolkit import (SimulatedClock, Tool, ToolExecutor, ToolRegistry, ToolResult, evaluate_tool_result,
                      format_tool_message, parse_tool_result, use_clock)
 from toolkit.agent import run_agent
 from toolkit.decisions import ACTIONS
 from toolkit.llm import OfflineServer, chat_completion, tool_call
+from toolkit.parsing import estimate_tokens
 from toolkit.plugins import MESSAGE_FIELDS_CHARS, is_awaitable
+from toolkit.wire import WireFormat, make_call, register_format
 
 QUICK, SLOW = 30, 800
 TRIED: Counter = Counter()
@@ -42,10 +44,17 @@ SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
 
 # --- hostile values ----------------------------------------------------------------------------------
 
-texts = st.text(max_size=40) | st.sampled_from(["", KEY, f"password={KEY}", INJECTION, "\ud800", "{", "页" * 3000])
+texts = st.text(max_size=40) | st.sampled_from(["", KEY, f"password={KEY}", INJECTION, "\ud800", "{", "页" * 3000,
+                                               "7" * 5000])
+# what their own methods raise: RuntimeError, or what an `except Exception` misses (GeneratorExit, CancelledError,
+# a BaseException of its own)
+ERRORS = [RuntimeError, *BASE_ERRORS]
+errors = st.sampled_from(ERRORS)
 leaves = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | texts
           | st.binary(max_size=60) | st.integers(min_value=10 ** 4000, max_value=10 ** 4001)
           | st.builds(Unprintable) | st.builds(NoClass) | st.builds(BadSize)
+          | st.builds(lambda e: unprintable(e)(), errors) | st.builds(lambda e: no_class(e)(), errors)
+          | st.builds(lambda e: bad_size(e)(), errors) | st.builds(lambda e: unprintable_exception(e)("私有信息"), errors)
           | st.builds(lambda n: memoryview(b"m" * n), st.integers(0, 5000)))
 
 METHODS = {dict: ["items", "keys", "values", "__iter__", "__len__", "get", "__getitem__", "__contains__", "__eq__"],
@@ -54,10 +63,10 @@ METHODS = {dict: ["items", "keys", "values", "__iter__", "__len__", "get", "__ge
 _CLASSES: dict[tuple, type] = {}
 
 
-def _hostile_class(base: type, names: frozenset) -> type:
-    key = (base, names)
+def _hostile_class(base: type, names: frozenset, error: type[BaseException] = RuntimeError) -> type:
+    key = (base, names, error)
     if key not in _CLASSES:  # one class per shape: hypothesis draws the same shapes again and again
-        _CLASSES[key] = raising(base, *sorted(names)) if names else base
+        _CLASSES[key] = raising(base, *sorted(names), error=error) if names else base
     return _CLASSES[key]
 
 
@@ -65,7 +74,8 @@ def _hostile_class(base: type, names: frozenset) -> type:
 def _wrapped(draw, children) -> Any:
     base = draw(st.sampled_from([dict, list, tuple]))
     items = draw(st.dictionaries(texts, children, max_size=4) if base is dict else st.lists(children, max_size=4))
-    value = _hostile_class(base, frozenset(draw(st.sets(st.sampled_from(METHODS[base]), max_size=3))))(items)
+    value = _hostile_class(base, frozenset(draw(st.sets(st.sampled_from(METHODS[base]), max_size=3))),
+                           draw(errors))(items)
     if base is not tuple and draw(st.integers(0, 5)) == 0:  # a cycle
         if base is dict:
             dict.__setitem__(value, "self", value)
@@ -79,13 +89,18 @@ budgets = st.integers(20, 3000)
 
 # --- plug-ins ------------------------------------------------------------------------------------------
 
-RAISED = [ValueError, KeyError, RuntimeError, RecursionError, StopIteration, GeneratorExit, asyncio.CancelledError]
+RAISED = [ValueError, KeyError, RuntimeError, RecursionError, StopIteration, GeneratorExit, asyncio.CancelledError,
+          *BASE_ERRORS[2:],  # a BaseException of its own
+          # exceptions that cannot be printed: their __str__ raises GeneratorExit, CancelledError, ...
+          *(unprintable_exception(e) for e in ERRORS)]
 
 
 @st.composite
 def behaviours(draw, valid: Callable[..., Any]) -> tuple[str, Any]:
     """(what the plug-in does, the value or exception): work, raise, return a hostile value."""
-    kind = draw(st.sampled_from(["valid", "raise", "return"]))
+    kind = draw(st.sampled_from(["valid", "raise", "return", "cancel itself"]))
+    if kind == "cancel itself":  # asyncio.current_task().cancel(): the plug-in cancels the task it runs in
+        return kind, None
     if kind == "raise":
         return kind, draw(st.sampled_from(RAISED))
     if kind == "return":
@@ -99,6 +114,12 @@ def _plugin(behaviour: tuple[str, Any], is_async: bool) -> Callable[..., Any]:
     def act(*args, **kwargs):
         if kind == "raise":
             raise what()
+        if kind == "cancel itself":
+            try:
+                asyncio.current_task().cancel()
+            except RuntimeError:  # no running loop (a plug-in called outside a task): it raises that instead
+                raise
+            return None
         return what if kind == "return" else what(*args, **kwargs)
 
     async def act_async(*args, **kwargs):
@@ -155,16 +176,39 @@ def check_executor_values(value: Any, budget: int, kind: Any) -> None:
     assert all(json.loads(line)["tool"] == "t" for line in lines.getvalue().splitlines())
 
 
+def _fragile_result_message(call_id: str, content: str, is_error: bool) -> dict:
+    """A registered wire format that fails on the fuzz's results (not on register_format's samples), raising
+    RuntimeError or what an `except Exception` misses, chosen by the content."""
+    if call_id == "c1" and not is_error:
+        raise ERRORS[len(content) % len(ERRORS)]("fragile format")
+    return {"id": call_id, "content": content, "is_error": is_error}
+
+
+FRAGILE = register_format(WireFormat("fuzz_fragile", tool_schema=lambda name, description, parameters: {"name": name},
+                                     result_message=_fragile_result_message,
+                                     parse_call=lambda raw: make_call(None, "", None), looks_like=lambda raw: False))
+
+
 def check_message_values(value: Any, truncated: Any, fmt: str) -> None:
     for given in (value, ToolResult("t", value, truncated=truncated)):
         message = format_tool_message("t", "c1", given, fmt=fmt)
         content = message.get("content", message.get("output"))
         assert json.loads(content)["status"] in ("success", "partial", "error")
+        if fmt == FRAGILE.name:  # it fails on every success: the model reads an error, in the format's shape
+            payload = json.loads(content)
+            assert message["is_error"] is True and payload["status"] == "error"
+            # the format's failure said, or a result that was an error to begin with (the format did not fail)
+            assert payload["error_code"] == "PLUGIN_ERROR" or "fragile format" not in payload["error"]
+    text = parse_tool_result(value, max_tokens=3)  # a budget too small for anything but a whole marker
+    assert estimate_tokens(text) <= 15 and "结果过大，已省略；原类型" not in text
     assert evaluate_tool_result(ToolResult("t", value, truncated=truncated), "问题")["action"] in ACTIONS
     assert isinstance(parse_tool_result(value, max_tokens=50), str)
 
 
 def check_executor_plugins(which: str, behaviour: tuple, is_async: bool, value: Any, budget: int) -> None:
+    # a parse or truncate plug-in runs inline in the call's own task: its cancel of that task cannot be told from
+    # one from outside, and propagates (README, "Never raises"); only the retry plug-in runs in a task of its own
+    assume(not (behaviour[0] == "cancel itself" and which != "retry"))
     if which == "retry" and behaviour[0] == "valid":
         plugin = _plain_retry if not is_async else _cancelling_retry
     else:
@@ -182,6 +226,8 @@ def check_executor_plugins(which: str, behaviour: tuple, is_async: bool, value: 
     called = which != "truncate" or (type(value) is str and len(value) > budget)
     if behaviour[0] == "raise" and called:
         assert result.error_code == "PLUGIN_ERROR" and which in result.error
+    if behaviour[0] == "cancel itself" and which == "retry":  # its own task: its failure, not the caller's
+        assert result.error_code == "PLUGIN_ERROR" and "CancelledError" in result.error
 
 
 _SERVER: OfflineServer | None = None
@@ -234,7 +280,8 @@ TARGETS: dict[str, tuple[Callable, tuple]] = {
                                         (hostile_values, budgets, st.sampled_from([None, "query", "read", "write"]))),
     "message, decision, parse: hostile values": (check_message_values,
                                                  (hostile_values, st.sampled_from([None, False, True]),
-                                                  st.sampled_from(["openai_chat", "openai_responses", "anthropic"]))),
+                                                  st.sampled_from(["openai_chat", "openai_responses", "anthropic",
+                                                                   FRAGILE.name]))),
     "executor plug-ins: parse / truncate / retry": (
         check_executor_plugins,
         (st.sampled_from(["parse", "truncate", "retry"]),

@@ -349,7 +349,8 @@ _DATE_IN_30S = "Sat, 16 May 2026 00:00:30 GMT"
 _NOW = 1778889600.0  # 2026-05-16 00:00:00 UTC
 
 
-@pytest.mark.parametrize("ms", ["soon", "", "  ", "NaN", "inf", "-inf", "1,500", "1500ms", "0x10", "1" * 100, b"\xff"])
+@pytest.mark.parametrize("ms", ["soon", "", "  ", "NaN", "inf", "-inf", "1,500", "1500ms", "0x10", "1" * 100, b"\xff",
+                                "-5", "-0.5", "-0", "+5", "1e3", "1_500", "１５００", "1.", ".5", "٣", "5 5"])
 @pytest.mark.parametrize("retry_after, expected", [("4", 4.0), (" 2.5 ", 2.5), (_DATE_IN_30S, 30.0)])
 def test_a_malformed_retry_after_ms_does_not_hide_a_valid_retry_after(ms, retry_after, expected):
     from toolkit.results import parse_retry_after
@@ -360,7 +361,11 @@ def test_a_malformed_retry_after_ms_does_not_hide_a_valid_retry_after(ms, retry_
 
 @pytest.mark.parametrize("headers, expected", [
     ({"retry-after-ms": "1500", "retry-after": "7"}, 1.5),           # a readable ms still wins
-    ({"retry-after-ms": "-20", "retry-after": "7"}, 0.0),            # ... negative is "now", not malformed
+    ({"retry-after-ms": "-20", "retry-after": "7"}, 7.0),            # a negative wait is malformed, not "now"
+    ({"retry-after-ms": "-20"}, None), ({"retry-after": "-3"}, None),  # ... and alone it is no wait at all
+    ({"retry-after": "1e3"}, None), ({"retry-after": "1_000"}, None),  # not delta-seconds (float() reads them)
+    ({"retry-after-ms": "0", "retry-after": "7"}, 0.0),              # zero is a readable wait
+    ({"retry-after-ms": "250.5"}, 0.2505),
     ({"retry-after-ms": "soon", "retry-after": "later"}, None),      # both unreadable
     ({"retry-after": "inf"}, None), ({"retry-after": "NaN"}, None),
     ({"retry-after": "9" * 400}, None),                              # too long to be a number of seconds
@@ -384,20 +389,63 @@ def test_headers_whose_get_raises_give_no_wait():
 # --- a budget too small for the truncation marker: what it gives ------------------------------------------
 
 _MARKER = re.compile(r"\n\n…（已省略 (\d+) 字符）…\n\n")
+# the whole markers a value that does not fit at all becomes (toolkit.shrink.omitted_notes)
+_WHOLE = re.compile(r"…（共 (\d+) (项|个字段|字符|字节)，均已省略）|x*…（共 (\d+) 字节）|…（\w+ 值，已省略）")
+_HEAD = re.compile(r"(.*)…（省略 (\d+) 字符）")
+_TINY_VALUES = {
+    "ascii": "x" * 5000, "words": "hello world. " * 500, "chinese": "中文" * 3000,
+    "chinese-lines": "销售额最高的是显示器。\n" * 500,
+    "json-rows": {"rows": [{"a": i} for i in range(500)]}, "json-chinese": {"body": "长" * 5000},
+    "a list of 3000": ["a"] * 3000, "a list of 100000 ints": list(range(100_000)), "a tuple": tuple(range(5000)),
+    "a set": set(range(5000)), "a dict of 2000 fields": {f"k{i}": i for i in range(2000)},
+    "bytes": b"x" * 5000, "nested": [[[[list(range(300))]]]], "an object": type("Report", (), {})(),
+}
 
 
-@pytest.mark.parametrize("value", ["x" * 5000, "hello world. " * 500, "中文" * 3000, "销售额最高的是显示器。\n" * 500,
-                                   {"rows": [{"a": i} for i in range(500)]}, {"body": "长" * 5000}],
-                         ids=["ascii", "words", "chinese", "chinese-lines", "json-rows", "json-chinese"])
-@pytest.mark.parametrize("max_tokens", [1, 2, 5, 10, 12, 15, 20, 30])
-def test_a_tiny_budget_gives_at_most_the_marker_and_says_what_was_left_out(value, max_tokens):
-    """Documented in parse_tool_result: under about 15 tokens the marker alone, never more than 15 tokens."""
+def _says_what_was_left_out(value, out: str) -> bool:
+    """A whole marker with the right count, or text / JSON from which nothing was cut short."""
+    text = _MARKER.fullmatch(out)
+    if text is not None:
+        return isinstance(value, str) and int(text.group(1)) == len(value)
+    whole = _WHOLE.fullmatch(out)
+    if whole is not None:
+        n = whole.group(1) or whole.group(3)
+        return n is None or int(n) == len(value)
+    head = _HEAD.fullmatch(out)  # an object is its text, cut like any text inside JSON
+    return head is not None and not isinstance(value, (str, dict, list, tuple, set)) and (
+        len(head.group(1)) + int(head.group(2)) == len(safe_str(value, 10_000)))
+
+
+@pytest.mark.parametrize("name", list(_TINY_VALUES))
+@pytest.mark.parametrize("max_tokens", [1, 2, 5, 8, 10, 11, 12, 15, 20, 30])
+def test_a_tiny_budget_gives_at_most_the_marker_and_says_what_was_left_out(name, max_tokens):
+    """Documented in parse_tool_result: under about 15 tokens a whole marker saying what was left out (text:
+    how many characters, a structure: how many items or fields), never more than 15 tokens and never a marker
+    cut short ("…（结果过大，已省略；原类型" was what a JSON value got at 11 tokens)."""
     from toolkit.parsing import estimate_tokens
+    value = _TINY_VALUES[name]
     out = parse_tool_result(value, max_tokens=max_tokens)
     assert estimate_tokens(out) <= max(max_tokens, 15)
-    marker = _MARKER.fullmatch(out)
-    if marker is not None and isinstance(value, str):  # nothing kept: every character is counted as left out
-        assert int(marker.group(1)) == len(value)
+    if max_tokens <= 11:
+        assert _says_what_was_left_out(value, out), out
+    elif not _says_what_was_left_out(value, out) and isinstance(value, (dict, list, tuple, set)):
+        json.loads(out)  # some of it fitted: whole JSON, its own notes whole
+    assert "结果过大，已省略；原类型" not in out and not re.search(r"(还有|个字段)[^（]*…（省略", out)  # no note cut short
+
+
+@pytest.mark.parametrize("name", [n for n, v in _TINY_VALUES.items() if not isinstance(v, str)])
+@pytest.mark.parametrize("max_chars", [3, 5, 8, 12, 16, 20, 24, 30])
+def test_shrink_json_stays_within_tiny_budgets_with_a_whole_marker(name, max_chars):
+    """shrink_json (and the executor's budget) never exceeds max_chars: a shorter whole marker, "…（已省略）" or
+    "…", stands in when the one that counts does not fit, never one cut in the middle."""
+    from toolkit.fitting import fit_and_redact
+    from toolkit.shrink import omitted_notes, shrink_json
+    value = _TINY_VALUES[name]
+    for shrunk in (shrink_json(value, max_chars), fit_and_redact(value, max_chars)[0]):
+        assert len(json.dumps(shrunk, ensure_ascii=False)) <= max_chars
+        if isinstance(shrunk, str):
+            assert (shrunk in omitted_notes(value) or _WHOLE.fullmatch(shrunk) or _says_what_was_left_out(value, shrunk)
+                    or re.fullmatch(r"x*…（共 5000 字节）", shrunk)), shrunk
 
 
 @pytest.mark.parametrize("value, enough", [("x" * 5000, 15), ("hello world. " * 500, 15), ("中文" * 3000, 40),

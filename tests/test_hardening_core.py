@@ -454,6 +454,71 @@ def test_the_history_keeps_full_outputs_within_its_byte_budget():
     assert len(executor.call_history) == 80 and executor.get_summary()["total_calls"] == 80
 
 
+RUN_BUDGET = 16_000_000  # the executor's history_bytes in the run tests: one output may take 4 MB
+
+
+def _page_ascii(p: int = 0) -> str:
+    return f"page {p} " + "x" * 999_990  # ASCII: about 1 MB in memory, a fresh string each call
+
+
+def _run_memory(calls: int, per_turn: int = 30):
+    """(bytes an AgentRun holds after `calls` calls of a 1 MB page, by tracemalloc; the run, its executor).
+
+    The scripted model's request log is emptied before measuring: it is the test's, not the run's."""
+    registry = ToolRegistry([Tool("page", _page_ascii, "读一页", {
+        "type": "object", "properties": {"p": {"type": "integer"}}, "additionalProperties": False})])
+    turns = [{"tool_calls": [("page", json.dumps({"p": t * per_turn + i})) for i in range(per_turn)]}
+             for t in range(calls // per_turn)]
+    client, requests = scripted_client(turns + [{"content": "读完了。"}])
+    executor = ToolExecutor(registry=registry, history_bytes=RUN_BUDGET)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        with use_clock(SimulatedClock(seed=0)):
+            run = run_agent(f"读 {calls} 页", client=client, model="scripted", registry=registry, executor=executor,
+                            max_turns=calls // per_turn + 2)
+        del requests[:]
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before, run, executor
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_long_agent_run_keeps_full_outputs_within_the_byte_budget():
+    """150 calls of a 1 MB page: AgentRun.tool_results kept every full output (150 MB, 310 MB at the default
+    settings); it now keeps them within the executor's history_bytes, like the history, and says what went."""
+    held, run, executor = _run_memory(150)
+    print(f"\nan AgentRun and its executor after 150 calls of a 1 MB page: {held / 1e6:.1f} MB "
+          f"(budget {RUN_BUDGET / 1e6:.0f} MB; 150 MB of pages were read)")
+    assert run.ok and len(run.tool_results) == 150
+    # a bound in bytes: the budget (the run and the history keep the same newest outputs), plus the messages and
+    # the transcript (150 budgeted results of 8,000 characters)
+    assert held < RUN_BUDGET + 8_000_000
+    kept = [r for r in run.tool_results if r.artifact is not None]
+    gone = [r for r in run.tool_results if r.artifact_released is not None]
+    assert kept and kept == run.tool_results[-len(kept):] and len(kept) + len(gone) == 150  # the newest stay
+    assert sum(len(r.artifact) for r in kept) <= RUN_BUDGET
+    first = run.tool_results[0]
+    assert (first.artifact_released.where, first.artifact_released.reason) == ("run", "budget")
+    assert str(first.artifact_released).startswith("完整输出（约 1.0 MB）已从本次运行的 tool_results（AgentRun）中释放")
+    assert first.data and first.truncated  # what the model read stays
+    assert executor.read_output(run.tool_results[-1].result_id)["status"] == "ok"  # read_more reads the history
+
+
+def test_a_run_keeps_no_output_over_a_quarter_of_the_budget_and_repeats_keep_none():
+    registry = ToolRegistry([Tool("page", _page, "读一页", {"type": "object", "properties": {
+        "i": {"type": "integer"}}, "additionalProperties": False})])
+    client, _ = scripted_client([{"tool_calls": [("page", '{"i": 1}'), ("page", '{"i": 1}')]},
+                                 {"content": "读完了。"}])
+    with use_clock(SimulatedClock(seed=0)):
+        run = run_agent("读两遍", client=client, model="scripted", registry=registry,
+                        executor=ToolExecutor(registry=registry, history_bytes=4_000_000))
+    big, repeat = run.tool_results
+    assert big.artifact is None and big.artifact_released.reason == "too_large" and big.artifact_released.where == "run"
+    assert repeat.error_code == ErrorCode.REPEATED_CALL and repeat.artifact is None
+
+
 def test_a_released_output_says_how_big_it_was_and_why():
     executor = ToolExecutor(history_bytes=10_000_000)  # at most 2.5 MB for one output
 

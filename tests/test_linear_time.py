@@ -14,9 +14,15 @@ and while it runs the event loop is blocked, so no timeout can fire. This file:
    at 10^4, 10^5 and 10^6 characters;
 3. does the same for the public functions that apply these patterns to untrusted text.
 
-Linear means the time grows about 10x per 10x of input; the bound is generous (< 30x, best
-of several runs, one re-measure before failing) so a noisy shared machine does not fail it,
-while a quadratic pattern (about 100x per step) cannot pass. No wall-clock limit.
+Linear means the time grows about 10x per 10x of input, quadratic about 100x; the bound is a
+third of a quadratic's growth (< 33x per step). Time is the process's CPU time
+(time.process_time, the fastest of several runs, the garbage collector paused, both sizes
+measured again side by side before failing), so other processes on a loaded machine do not
+count: wall-clock time there grew 40x for linear code at 10^6 characters, CPU time does not.
+Where a public function ends in JSON encoding of the whole text, the part that reads the text
+is measured (the offline model's reply, not its response body). `assert_linear` itself is
+tested on the patterns that were quadratic before issue 18: it must fail them. No wall-clock
+limit anywhere.
 """
 from __future__ import annotations
 
@@ -38,7 +44,8 @@ import toolkit
 
 ROOT = Path(toolkit.__file__).parent
 SIZES = (1_000, 10_000, 100_000, 1_000_000)  # the first step only makes an n² pattern fail in seconds, not hours
-MAX_RATIO = 30.0          # per 10x size step; linear is about 10, quadratic about 100
+QUADRATIC = 100.0         # what a 10x size step costs an n² pattern
+MAX_RATIO = QUADRATIC / 3  # per 10x size step: linear is about 10, so a loaded machine has room; n² cannot pass
 SCREEN_SIZE = 1_500       # every shape is tried at this size; the slowest go on to the real sizes
 KEEP = 2                  # shapes per pattern (or function) timed at the real sizes
 
@@ -81,6 +88,12 @@ PATTERNS: dict[str, str] = {
     "toolkit.claims._THAN": "fullmatch",                # the gap between two names
     "toolkit.claims._AFTER_THAN": "match",              # right after a name
     "toolkit.claims._VERB": "fullmatch",                # the gap between two names
+    "toolkit.claims._SYMBOL": "fullmatch",              # the gap between two names ("4495 > ")
+    "toolkit.claims._COMPARATIVE": "match",             # right after a name ("更高")
+    "toolkit.claims._INSTEAD": "match",                 # at a clause's start ("而是")
+    "toolkit.claims._LATER_AFTER": "match",             # right after a name ("排第二")
+    "toolkit.claims._LATER_BEFORE": "scan",             # searched in the 8 characters before a name
+    "toolkit.claims._SENTENCE_END": "scan",
     "toolkit.truncate._SENTENCE_END": "scan",
     "toolkit.truncate._TOKEN_CHAR": "match",              # _secret_around: one character at a position
     "toolkit.truncate._TOKEN_RUN": "match",               # _secret_around: from a position, bounded by _RUN_REACH
@@ -289,14 +302,15 @@ def _apply(pattern: re.Pattern, mode: str) -> Callable[[str], Any]:
 
 
 def _best(fn: Callable[[str], Any], text: str, runs: int) -> float:
-    """The fastest of `runs` calls, the garbage collector paused (its pauses are noise, not the pattern's cost)."""
+    """The least CPU time (process_time) of `runs` calls, the garbage collector paused: other processes on a
+    shared machine do not count, and neither do the collector's pauses."""
     best = float("inf")
     gc.disable()
     try:
         for _ in range(runs):
-            start = time.perf_counter()
+            start = time.process_time()
             fn(text)
-            best = min(best, time.perf_counter() - start)
+            best = min(best, time.process_time() - start)
     finally:
         gc.enable()
     return max(best, 1e-7)
@@ -310,13 +324,21 @@ def _slowest(fn: Callable[[str], Any], makers: dict[str, Callable[[int], str]]) 
     return [name for _, name in second[:KEEP]]
 
 
-def assert_linear(fn: Callable[[str], Any], make: Callable[[int], str], what: str) -> list[float]:
-    """Time fn at SIZES (best of several runs); each 10x step must cost less than MAX_RATIO x."""
+def _runs(size: int, one: float) -> int:
+    """How many runs to take the fastest of: more for small texts, fewer when one run is already long."""
+    runs = 2 if size >= 1_000_000 else 3 if size >= 100_000 else 5
+    return 1 if one > 0.5 else min(runs, 2) if one > 0.05 else runs
+
+
+def assert_linear(fn: Callable[[str], Any], make: Callable[[int], str], what: str,
+                  sizes: tuple[int, ...] = SIZES) -> list[float]:
+    """Time fn at `sizes` (CPU time, fastest of several runs); each 10x step must cost less than MAX_RATIO x."""
     times: list[float] = []
-    for size in SIZES:
+    for size in sizes:
         text = make(size)
-        runs = 2 if size >= 1_000_000 else 3 if size >= 100_000 else 5
-        took = _best(fn, text, runs)
+        one = _best(fn, text, 1)
+        runs = _runs(size, one)
+        took = min(one, _best(fn, text, runs - 1)) if runs > 1 else one
         for _ in range(3):  # measure both again before failing, side by side: a stall of the machine is not n²
             if not times or took / times[-1] < MAX_RATIO:
                 break
@@ -324,7 +346,7 @@ def assert_linear(fn: Callable[[str], Any], make: Callable[[int], str], what: st
             took = min(took, _best(fn, text, runs))
         assert not times or took / times[-1] < MAX_RATIO, (
             f"{what}: {size // 10:,} -> {size:,} characters took {times[-1] * 1e3:.2f} ms -> {took * 1e3:.2f} ms "
-            f"({took / times[-1]:.0f}x for 10x the input; linear is about 10x)")
+            f"of CPU ({took / times[-1]:.0f}x for 10x the input; linear is about 10x, quadratic {QUADRATIC:.0f}x)")
         times.append(took)
     return times
 
@@ -343,12 +365,12 @@ def test_pattern_time_grows_linearly_with_the_text(ident: str) -> None:
 def _entry_points() -> dict[str, Callable[[str], Any]]:
     from toolkit import classify_error, format_tool_message
     from toolkit.redaction import redact, safe_str
-    from toolkit.llm.offline import respond
     from toolkit.readback import read_tool_content
     from toolkit.results import parse_retry_after
     from toolkit.safety import detect_instructions, normalize_for_scan
     from toolkit.task_context import TaskContext, split_steps
     from toolkit.verify import check_answer
+    from toolkit.agent.loop import task_context_for
 
     sales = {"status": "ok", "data": {"row_count": 5, "total_sales": 9692, "highest_category": "显示器",
                                       "highest_sales": 4495, "category_sales": [
@@ -371,9 +393,20 @@ def _entry_points() -> dict[str, Callable[[str], Any]]:
         "check_answer": lambda text: check_answer(text, sales),
         "check_answer(question)": lambda text: check_answer("显示器 4495，总销售额 9692", sales, question=text),
         "parse_retry_after": lambda text: parse_retry_after({"retry-after": text, "retry-after-ms": text}),
-        "offline model": lambda text: respond({"model": "offline-stand-in", "messages": [
-            {"role": "user", "content": text}]}),
+        "offline model (its reply, without the JSON body)": _offline_reply,
+        "run_agent's task context": lambda text: task_context_for(text),
     }
+
+
+def _offline_reply(text: str) -> Any:
+    """What the offline model makes of a question, before the response body is encoded: the part that reads
+    the text (the whole respond() also hashes and JSON-encodes the request, linear but memory-bound at 10^6)."""
+    from toolkit.llm.offline import read_messages, read_model, read_tools, variant_reply
+    from toolkit.llm.offline.request import view_of
+
+    request = {"model": "offline-stand-in", "messages": [{"role": "user", "content": text}]}
+    _, variant = read_model(request)
+    return variant_reply(variant, view_of(read_messages(request)), read_tools(request), None)
 
 
 ENTRY_POINTS = sorted(_entry_points())
@@ -414,7 +447,31 @@ def test_public_function_time_grows_linearly_with_untrusted_text(name: str) -> N
     ("safe_str on a.b.c…", "safe_str(exception)", lambda n: _fill("a.", n)),
     ("the injection scan on blank lines", "format_tool_message", lambda n: "\n" * n),
     ("the step splitter on spaces", "split_steps", lambda n: " " * (n - 1) + "x"),
-    ("the offline model on a question of spaces", "offline model", lambda n: "查天气" + " " * n),
+    ("run_agent's task context on a question of spaces", "run_agent's task context",
+     lambda n: "查天气" + " " * n + "吗"),
+    ("run_agent's task context on spaces around a step word", "run_agent's task context",
+     lambda n: "查天气" + " " * (n // 2) + "然后查航班" + " " * (n // 2) + "吗"),
 ])
 def test_the_shapes_that_were_quadratic_are_linear(what: str, fn: str, make: Callable[[int], str]) -> None:
     assert_linear(_entry_points()[fn], make, what)
+
+
+# --- the measure itself: it fails the patterns that were quadratic before issue 18 ----------------------------
+
+_OLD_PUNCT = "，,；;。！!？?"
+OLD_QUADRATIC = [  # the patterns as they were (git show c031a66), on the texts that made them n²
+    ("the URL-userinfo pattern", r"(?i)(\b[a-z][a-z0-9+.\-]*://[^\s/@:\"'\\]+:)[^\s/@\"'\\]+(@)", lambda n: _fill("a-", n)),
+    ("the JWT pattern", r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{4,}", lambda n: _fill("eyJa-", n)),
+    ("the role-marker pattern", r"(?im)^\s*(?:system|assistant)\s*[:：]", lambda n: "\n" * n),
+    ("the step splitter's trim", rf"^(?:[\s{_OLD_PUNCT}、]|顺便|再|并且)+|[\s{_OLD_PUNCT}、]+$", lambda n: "x" + " " * n + "x"),
+]
+
+
+@pytest.mark.parametrize("what, pattern, make", OLD_QUADRATIC, ids=[o[0] for o in OLD_QUADRATIC])
+def test_the_measure_fails_the_patterns_that_were_quadratic(what: str, pattern: str,
+                                                             make: Callable[[int], str]) -> None:
+    """assert_linear on the old patterns, at 10^3 -> 10^4 characters (where n² already shows as about 100x): it
+    must fail every one of them, or it would pass a quadratic pattern too."""
+    fn = _apply(re.compile(pattern), "scan")
+    with pytest.raises(AssertionError, match="for 10x the input"):
+        assert_linear(fn, make, f"{what} before issue 18", sizes=(1_000, 10_000))

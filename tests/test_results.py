@@ -231,8 +231,9 @@ def test_unreadable_retry_after_is_none(headers):
 
 
 def test_retry_after_is_never_negative():
-    assert parse_retry_after({"retry-after": "-5"}) == 0.0
-    assert parse_retry_after({"retry-after-ms": "-5"}) == 0.0
+    """A negative wait is malformed: no wait at all (the retry's own backoff applies), never a negative one."""
+    assert parse_retry_after({"retry-after": "-5"}) is None
+    assert parse_retry_after({"retry-after-ms": "-5"}) is None
 
 
 # --- error envelopes -------------------------------------------------------------------------

@@ -252,38 +252,58 @@ def test_numbers_in_text_reads_separators_and_full_width():
 # --- claims read from what the sentence says (a table of phrasings, right and wrong) ------------------------
 # The sales data: 显示器 4495, 键盘 2985, 鼠标 2212; total 9692; 5 rows. A right answer names the top category
 # and the total; a wrong one states a wrong total, a wrong top (or bottom) category or a false comparison, in
-# whatever words. `flag` is a piece of the mismatch the check must report for a wrong one.
+# whatever words. Each right row says which claims the check must read from it: a right row from which no
+# claim is read would pass however wrong it were, so its wrong mirror (test below) would pass too.
+# `flag` is a piece of the mismatch the check must report for a wrong one.
+# Claims as written by _read_claims: top:/bottom: the names claiming first (last) places, total(of names)
+# relation value, and first>second / first<second comparisons.
 
 RIGHT = [
-    "销售额最高的类别是显示器，销售额 4495；总销售额为 9692。",
-    "显示器卖得最好（4495），三个类别共计 9692。",
-    "全部加起来一共 9692，其中显示器最高，为 4495。",
-    "总销售 9692，显示器居首。",
-    "合计 5 行数据，显示器销售额最高，总额 9692。",
-    "显示器排名第一；5 行数据的总销售额是 9,692。",
-    "最高的是显示器而非键盘，总销售额 9692。",
-    "最高的不是键盘，而是显示器；总计 9692。",
-    "最高的不是键盘而是显示器，总计 9692。",
-    "键盘并不是最高的，显示器才是，总额 9692。",
-    "显示器、键盘和鼠标三个类别合计 9692，显示器最多。",
-    "总销售额为九千六百九十二，最高的类别是显示器。",
-    "总销售额九千六百九十二元，显示器第一。",
-    "9692 是总销售额，显示器的销售额最高。",
-    "总销售额超过 4495，达到 9692；显示器最高。",
-    "总销售额不是 4495，而是 9692，显示器第一。",
-    "显示器最高；总销售额在 4495 到 9692 之间，准确地说是 9692。",
-    "显示器比键盘高，键盘比鼠标多，总销售额 9692，显示器最高。",
-    "显示器的销售额高于键盘，总销售额 9692，显示器第一。",
-    "鼠标最少，显示器最多，总计 9692。",
-    "显示器的总销售额为 4495，所有类别的总销售额为 9692，显示器最高。",
-    "总销售额约 9692，显示器第一。",
-    "显示器以 4495 居首，销售总额 9692 元。",
-    "显示器最高（4,495），合计：9,692。",
-    "销售额由高到低：显示器 4495 > 键盘 2985 > 鼠标 2212，总计 9692，最高的是显示器。",
-    "总计：显示器 4495，键盘 2985，鼠标 2212，合计 9692，显示器最高。",
-    "显示器和键盘是销售额最高的两个类别，总计 9692。",
-    "鼠标不如键盘，键盘没有显示器多，总销售额 9692，显示器最高。",
-    "显示器最高。总销售额：９６９２。",
+    ("销售额最高的类别是显示器，销售额 4495；总销售额为 9692。", {"top:显示器", "total=9692"}),
+    ("显示器卖得最好（4495），三个类别共计 9692。", {"top:显示器", "total=9692"}),
+    ("全部加起来一共 9692，其中显示器最高，为 4495。", {"top:显示器", "total=9692"}),
+    ("总销售 9692，显示器居首。", {"top:显示器", "total=9692"}),
+    ("合计 5 行数据，显示器销售额最高，总额 9692。", {"top:显示器", "total=9692"}),
+    ("显示器排名第一；5 行数据的总销售额是 9,692。", {"top:显示器", "total=9,692"}),
+    ("最高的是显示器而非键盘，总销售额 9692。", {"top:显示器", "total=9692"}),
+    ("最高的不是键盘，而是显示器；总计 9692。", {"top:显示器", "total=9692"}),
+    ("最高的不是键盘而是显示器，总计 9692。", {"top:显示器", "total=9692"}),
+    ("键盘并不是最高的，显示器才是，总额 9692。", {"top:显示器", "total=9692"}),
+    ("显示器、键盘和鼠标三个类别合计 9692，显示器最多。", {"top:显示器", "total(显示器+键盘+鼠标)=9692"}),
+    ("总销售额为九千六百九十二，最高的类别是显示器。", {"top:显示器", "total=九千六百九十二"}),
+    ("总销售额九千六百九十二元，显示器第一。", {"top:显示器", "total=九千六百九十二"}),
+    ("9692 是总销售额，显示器的销售额最高。", {"top:显示器", "total=9692"}),
+    ("总销售额超过 4495，达到 9692；显示器最高。", {"top:显示器", "total>4495"}),
+    ("总销售额不是 4495，而是 9692，显示器第一。", {"top:显示器", "total!=4495", "total=9692"}),
+    ("显示器最高；总销售额在 4495 到 9692 之间，准确地说是 9692。", {"top:显示器", "total range 4495..9692"}),
+    ("显示器比键盘高，键盘比鼠标多，总销售额 9692，显示器最高。",
+     {"top:显示器", "total=9692", "显示器>键盘", "键盘>鼠标"}),
+    ("显示器的销售额高于键盘，总销售额 9692，显示器第一。", {"top:显示器", "total=9692", "显示器>键盘"}),
+    ("鼠标最少，显示器最多，总计 9692。", {"bottom:鼠标", "top:显示器", "total=9692"}),
+    ("显示器的总销售额为 4495，所有类别的总销售额为 9692，显示器最高。",
+     {"top:显示器", "total(显示器)=4495", "total=9692"}),
+    ("总销售额约 9692，显示器第一。", {"top:显示器", "total~9692"}),
+    ("显示器以 4495 居首，销售总额 9692 元。", {"top:显示器", "total=9692"}),
+    ("显示器最高（4,495），合计：9,692。", {"top:显示器", "total=9,692"}),
+    ("销售额由高到低：显示器 4495 > 键盘 2985 > 鼠标 2212，总计 9692，最高的是显示器。",
+     {"top:显示器", "total=9692", "显示器>键盘", "键盘>鼠标"}),
+    ("总计：显示器 4495，键盘 2985，鼠标 2212，合计 9692，显示器最高。", {"top:显示器", "total=9692"}),
+    ("显示器和键盘是销售额最高的两个类别，总计 9692。", {"top:显示器+键盘", "total=9692"}),
+    ("鼠标不如键盘，键盘没有显示器多，总销售额 9692，显示器最高。",
+     {"top:显示器", "total=9692", "鼠标<键盘", "键盘<显示器"}),
+    ("显示器最高。总销售额：９６９２。", {"top:显示器", "total=9692"}),
+    # other words for the same right claims
+    ("排名第一的不是键盘，而是显示器，总销售额 9692。", {"top:显示器", "total=9692"}),
+    ("销售额最高的类别：显示器（键盘排第二），总销售额 9692。", {"top:显示器", "total=9692"}),
+    ("显示器排第一，键盘排第二，总销售额 9692。", {"top:显示器", "total=9692"}),
+    ("显示器卖得比键盘好，总销售额 9692。", {"显示器>键盘", "total=9692"}),
+    ("总销售额 9692；显示器 4495、键盘 2985，显示器的销量领先键盘。", {"total=9692", "显示器>键盘"}),
+    ("显示器 4495、键盘 2985，其中显示器销售额更高，总销售额 9692。", {"显示器>键盘", "total=9692"}),
+    ("显示器较键盘高，总计 9692，显示器最高。", {"显示器>键盘", "total=9692", "top:显示器"}),
+    ("显示器最高，其次是键盘，鼠标更少，总计 9692。", {"top:显示器", "鼠标<显示器", "鼠标<键盘", "total=9692"}),
+    ("三类商品销量加在一起是 9692，显示器最高。", {"total=9692", "top:显示器"}),
+    ("所有类别的销售额之和为 9692，显示器第一。", {"total=9692", "top:显示器"}),
+    ("显示器的销售额超过了键盘，总计 9692，显示器最高。", {"显示器>键盘", "total=9692", "top:显示器"}),
 ]
 
 WRONG = [
@@ -313,16 +333,77 @@ WRONG = [
     ("显示器最高；销售总额为 9792。", "9792"),
     ("显示器最高，占总销售额的 49%，总销售额 9692。", "49"),
     ("总销售额 96920，显示器最高。", "没有提到总销售额"),
+    # a denial answered in the next clause, a name put at another place
+    ("排名第一的不是显示器，而是键盘，总销售额 9692。", "最高的是「键盘」"),
+    ("显示器并不是最高的，键盘才是，总额 9692。", "最高的是「键盘」"),
+    ("最高的不是显示器，而是键盘；总计 9692。", "最高的是「键盘」"),
+    ("最高的不是显示器而是键盘，总计 9692。", "最高的是「键盘」"),
+    ("销售额最高的类别：键盘（显示器排第二），总销售额 9692。", "最高的是「键盘」"),
+    ("键盘排第一，显示器排第二，总销售额 9692。", "最高的是「键盘」"),
+    ("最低的不是鼠标，而是键盘，显示器最高，总计 9692。", "最低的是「键盘」"),
+    # comparisons in other words
+    ("键盘卖得比显示器好，总销售额 9692。", "「键盘」的销售额高于「显示器」"),
+    ("总销售额 9692；显示器 4495、键盘 2985，键盘的销量领先显示器。", "「键盘」的销售额高于「显示器」"),
+    ("显示器 4495、键盘 2985，其中键盘销售额更高，总销售额 9692。", "「键盘」的销售额高于「显示器」"),
+    ("显示器 4495，键盘 2985。键盘销售额更高，总销售额 9692。", "「键盘」的销售额高于「显示器」"),
+    ("键盘较显示器高，显示器最高，总计 9692。", "「键盘」的销售额高于「显示器」"),
+    ("键盘比显示器卖得好，显示器最高，总计 9692。", "「键盘」的销售额高于「显示器」"),
+    ("键盘的销售额超过了显示器，显示器最高，总计 9692。", "「键盘」的销售额高于「显示器」"),
+    ("显示器输给了键盘，显示器最高，总计 9692。", "「显示器」的销售额低于「键盘」"),
+    ("销售额由高到低：键盘 4495 > 显示器 2985 > 鼠标 2212，总计 9692，最高的是显示器。",
+     "「键盘」的销售额高于「显示器」"),
+    ("显示器最高，其次是鼠标，键盘更少，总计 9692。", "「键盘」的销售额低于「鼠标」"),
+    # totals in other words
+    ("三类商品销量加在一起是 4495，显示器最高。", "总销售额写成了 4495"),
+    ("所有类别的销售额之和为 2985，显示器最高。", "总销售额写成了 2985"),
+    ("总销售额不是 4495，而是 2985，显示器最高。", "总销售额写成了 2985"),
 ]
 
 
-@pytest.mark.parametrize("answer", RIGHT)
-def test_a_right_answer_passes_in_any_of_these_phrasings(answer, sales):
+def _read_claims(answer: str) -> set[str]:
+    """What the claim readers find in an answer about the sales data, written as in RIGHT."""
+    from toolkit.claims import comparison_claims, rank_claims, total_claims
+
+    names = ("显示器", "键盘", "鼠标")
+    found = {("top:" if c.top else "bottom:") + "+".join(c.names) for c in rank_claims(answer, names)}
+    for c in total_claims(answer, names):
+        whose = f"({'+'.join(c.names)})" if c.names else ""
+        found.add(f"total{whose} range {c.value.text}..{c.upper.text}" if c.upper is not None
+                  else f"total{whose}{c.relation}{c.value.text}")
+    found |= {f"{c.first}{c.relation}{c.second}" for c in comparison_claims(answer, names)}
+    return found
+
+
+def _mirror(answer: str) -> str:
+    """The answer with 显示器 and 键盘 swapped and 9692 and 4495 swapped (in every way the table writes them):
+    every claim a right row makes about them becomes false, and every number still comes from the tool."""
+    pairs = [("显示器", "键盘"), ("9,692", "4,495"), ("9692", "4495"), ("９６９２", "４４９５"),
+             ("九千六百九十二", "四千四百九十五")]
+    for i, (a, b) in enumerate(pairs):
+        answer = answer.replace(a, f"\0{i}a\0").replace(b, f"\0{i}b\0")
+    for i, (a, b) in enumerate(pairs):
+        answer = answer.replace(f"\0{i}a\0", b).replace(f"\0{i}b\0", a)
+    return answer
+
+
+@pytest.mark.parametrize("answer, claims", RIGHT, ids=[a for a, _ in RIGHT])
+def test_a_right_answer_passes_in_any_of_these_phrasings(answer, claims, sales):
     check = check_answer(answer, sales)
     assert check.ok, check.mismatches
+    assert _read_claims(answer) == claims  # it passes because its claims hold, not because none was read
 
 
-@pytest.mark.parametrize("answer, flag", WRONG)
+@pytest.mark.parametrize("answer", [a for a, _ in RIGHT], ids=[a for a, _ in RIGHT])
+def test_the_wrong_mirror_of_every_right_answer_fails_on_its_claims(answer, sales):
+    """With the required facts off, only the claim rules speak: the mirror (top category and total swapped
+    with 键盘 and 4495, which the tool also gave) must fail on them."""
+    mirror = _mirror(answer)
+    assert mirror != answer
+    check = check_answer(mirror, sales, required={})
+    assert not check.ok and not check.unsupported_numbers, (mirror, check.mismatches)
+
+
+@pytest.mark.parametrize("answer, flag", WRONG, ids=[a for a, _ in WRONG])
 def test_a_wrong_claim_fails_in_any_of_these_phrasings(answer, flag, sales):
     check = check_answer(answer, sales)
     assert not check.ok
@@ -330,8 +411,9 @@ def test_a_wrong_claim_fails_in_any_of_these_phrasings(answer, flag, sales):
 
 
 def test_the_table_is_large_enough_and_says_each_phrasing_once():
-    answers = RIGHT + [a for a, _ in WRONG]
-    assert len(answers) >= 40 and len(set(answers)) == len(answers)
+    answers = [a for a, _ in RIGHT] + [a for a, _ in WRONG]
+    assert len(answers) >= 80 and len(set(answers)) == len(answers)
+    assert all(claims for _, claims in RIGHT)
 
 
 def test_a_percentage_is_a_share_not_a_total(sales):
@@ -379,3 +461,19 @@ def test_an_answer_rule_that_raises_is_reported_with_a_printable_name(sales):
     finally:
         forget("hostile_rules_tool")
     assert not check.ok and check.mismatches[0].startswith("答案规则 Rule 出错：Hostile")
+
+
+@pytest.mark.parametrize("digits", [4300, 4301, 5000, 100_000])
+@pytest.mark.parametrize("shape", ["{n}", "总销售额 {n}，显示器最高。", "显示器最高，总销售额 9692，键盘 -{n}.5。",
+                                   "显示器 {n}0 最高，总计 9692。", "第 {n} 行，显示器最高，总计 9692。"])
+def test_a_number_of_any_length_is_read_and_reported_never_raised(digits, shape, sales):
+    """Python refuses str() of an int over 4,300 digits (ValueError): the check reads such a number as text,
+    reports it by its first digits, and keeps it as a Decimal; a notebook can print the verdict."""
+    answer = shape.format(n="7" * digits)
+    check = check_answer(answer, sales)
+    assert not check.ok and all(len(m) <= 300 for m in check.mismatches)
+    assert any("位数字" in m for m in check.mismatches) if digits > 40 else True
+    huge = [n for n in check.numbers_in_answer if isinstance(n, Decimal)]
+    assert all(n.adjusted() >= 4300 or float(n) in (float("inf"), float("-inf")) for n in huge)  # only what int
+    assert huge or digits == 4300  # and float cannot hold stays a Decimal
+    assert "AnswerCheck(ok=False" in repr(check) and check.report().startswith("✘")

@@ -11,14 +11,13 @@ full output by the result's id.
 from __future__ import annotations
 
 import json
-from collections import OrderedDict, deque
-from dataclasses import dataclass, replace
+from collections import deque
+from dataclasses import dataclass
 from typing import IO, Any
 
 from .fitting import fit_for_model
 from .results import ErrorCode, ToolResult, redact, safe_str
-from .retention import (ARTIFACT_SHARE, HISTORY_BYTES, ReleasedArtifact, ReleaseReason, output_bytes, output_text,
-                        read_slice)
+from .retention import ARTIFACT_SHARE, HISTORY_BYTES, OutputBudget, output_text, read_slice, released
 from .safety import redact_value
 from .shrink import dumps
 
@@ -55,8 +54,7 @@ class CallRecords:
     def __init__(self, limit: int = 10_000, history_bytes: int = HISTORY_BYTES) -> None:
         self.history: deque[ToolResult] = deque(maxlen=limit)
         self.history_bytes = history_bytes
-        self.kept_bytes = 0  # the full outputs the history holds now, in bytes (estimated)
-        self._kept: OrderedDict[int, int] = OrderedDict()  # result_id -> bytes, oldest first
+        self._outputs = OutputBudget(history_bytes)  # result_id -> bytes of the full outputs kept, oldest first
         self._stats: dict[str, _Stats] = {}
         self._last_id = 0
 
@@ -70,26 +68,23 @@ class CallRecords:
         self._keep(result)
         self._count(result)
 
+    @property
+    def kept_bytes(self) -> int:
+        """The full outputs the history holds now, in bytes (estimated)."""
+        return self._outputs.kept_bytes
+
     def _keep(self, result: ToolResult) -> None:
         history = self.history
         if history.maxlen == 0:
             return
         if len(history) == history.maxlen:  # the oldest entry leaves with its full output
-            self.kept_bytes -= self._kept.pop(history[0].result_id, 0)  # type: ignore[arg-type]
-        artifact, limit = result.artifact, self.history_bytes // ARTIFACT_SHARE
-        size = 0 if artifact is None or artifact is result.data else output_bytes(artifact, limit)
-        if size is None or size > limit:
-            result = _released(result, size, "unmeasured" if size is None else "too_large", self.history_bytes)
-        elif size and result.result_id is not None:
-            self._kept[result.result_id] = size
-            self.kept_bytes += size
+            self._outputs.forget(history[0].result_id)
+        result, over = self._outputs.admit(result.result_id, result)
         history.append(result)
-        while self.kept_bytes > self.history_bytes and self._kept:
-            result_id, size = self._kept.popitem(last=False)
-            self.kept_bytes -= size
-            index = self._index(result_id)
+        for result_id, size in over:
+            index = self._index(result_id)  # type: ignore[arg-type]
             if index is not None:
-                history[index] = _released(history[index], size, "budget", self.history_bytes)
+                history[index] = released(history[index], size, "budget", self.history_bytes)
 
     def _index(self, result_id: int) -> int | None:
         """Where the result with this id is in the history, or None."""
@@ -184,13 +179,8 @@ class CallRecords:
     def reset(self) -> None:
         """Forget history, kept outputs and statistics (result ids keep counting up)."""
         self.history.clear()
-        self._kept.clear()
-        self.kept_bytes = 0
+        self._outputs.clear()
         self._stats.clear()
-
-
-def _released(result: ToolResult, size: int | None, reason: ReleaseReason, budget: int) -> ToolResult:
-    return replace(result, artifact=None, artifact_released=ReleasedArtifact(size, reason, budget))
 
 
 def _whole(value: Any) -> bool:

@@ -9,9 +9,10 @@ data; reading them is general, so no rule lists the sentences it expects:
   numerals with a unit (四千四百九十五, 九千六百九十二). A space inside a number
   ("4 495") is not a thousands separator: it reads as two numbers.
 * a total (`total_claims`): a clause with a total word (总销售额, 总销售, 合计,
-  共计, 一共, 加起来, 累计 …) and the first amount after it (or the amount just
-  before it: "9692 是总销售额"). Names right before the total word make it
-  their sum ("显示器、键盘合计 …", "显示器的总销售额 …"); a name between the
+  共计, 一共, 加起来, 加在一起, 之和, 累计 …) and the first amount after it (or
+  the amount just before it: "9692 是总销售额"); a denied total may be answered
+  by the next clause ("总销售额不是 4495，而是 2985": = 2985). Names right
+  before the total word make it their sum ("显示器、键盘合计 …", "显示器的总销售额 …"); a name between the
   word and the number makes the number that name's, not a total. A count or a
   percentage is not an amount ("合计 5 行数据", "占总销售额的 46.4%"). The
   relation is read from the words between: 不是 / 并非 (≠), 超过 / 多于 (>),
@@ -19,10 +20,15 @@ data; reading them is general, so no rule lists the sentences it expects:
   "9000 到 10000".
 * the top or bottom item (`rank_claims`): a clause with 最高 / 最多 / 第一 /
   居首 … (or 最低 / 最少 / 垫底 …) and the item names in it; a name negated by
-  不是 / 而非 / 并非 ("最高的是键盘而非显示器", "键盘并不是最高") is not claimed.
-  Several names claim the first (or last) places together.
+  不是 / 而非 / 并非 ("最高的是键盘而非显示器", "键盘并不是最高") or put at
+  another place ("显示器排第二", "其次是键盘") is not claimed. A clause that
+  only denies is answered by the next one: "排名第一的不是显示器，而是键盘",
+  "显示器并不是最高的，键盘才是" claim 键盘. Several names claim the first (or
+  last) places together.
 * one item against another (`comparison_claims`): "键盘比显示器高",
-  "键盘的销售额高于显示器", "鼠标不如键盘", "键盘没有显示器多".
+  "键盘的销售额高于显示器", "键盘卖得比显示器好", "键盘的销量领先显示器",
+  "键盘较显示器低", "鼠标不如键盘", "键盘没有显示器多", "显示器 4495 > 键盘 2985",
+  and a name with 更 / 较 against the names before it ("…，其中键盘销售额更高").
 
 Clauses end at 。；！？，, and newlines (a comma inside "9,692" does not end one).
 Paraphrase beyond these words is not read: a claim that is not read is not
@@ -36,7 +42,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Iterable
 
-from .numbers import ascii_digits
+from .numbers import ascii_digits, chinese_value
 
 __all__ = ["Written", "written_numbers", "answer_clauses", "TotalClaim", "total_claims", "RankClaim", "rank_claims",
            "ComparisonClaim", "comparison_claims", "holds"]
@@ -46,9 +52,6 @@ _NUMBER = re.compile(r"(?<![0-9.])(百分之\s*)?(-?)((?:[0-9]{1,3}(?:,[0-9]{3})
                      r"[ \t]*(%|％|万|千|亿)?")
 _CHINESE_NUMBER = re.compile(r"(百分之)?([零〇一二两三四五六七八九十百千万亿]{2,})")
 _COUNT_AFTER = re.compile(r"[ \t]*(?:行|条|个|类|种|项|笔|次|件|位|名|家|天|日|月|年|人|款|样|组|份|张|台|单|批|小时|分钟|秒)")
-_DIGIT = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
-_SMALL_UNIT = {"十": 10, "百": 100, "千": 1000}
-_BIG_UNIT = {"万": 10**4, "亿": 10**8}
 _MULTIPLIER = {"万": Decimal(10**4), "千": Decimal(1000), "亿": Decimal(10**8)}
 
 
@@ -70,23 +73,6 @@ class Written:
         return not (self.percent or self.count)
 
 
-def _chinese_value(text: str) -> Decimal | None:
-    """四千四百九十五 -> 4495, 两万零三百 -> 20300, 十二 -> 12; None for a run that is not a numeral with units."""
-    if not any(c in _SMALL_UNIT or c in _BIG_UNIT for c in text):
-        return None  # 一一 or 九六: digits read out one by one are not read
-    total = section = digit = 0
-    for char in text:
-        if char in _DIGIT:
-            digit = _DIGIT[char]
-        elif char in _SMALL_UNIT:
-            section += (digit or 1) * _SMALL_UNIT[char]
-            digit = 0
-        else:
-            total = (total + section + digit) * _BIG_UNIT[char]
-            section = digit = 0
-    return Decimal(total + section + digit)
-
-
 def written_numbers(text: str, *, chinese: bool = False) -> list[Written]:
     """Every number in `text` in order (full-width digits read as ASCII); with chinese=True also Chinese numerals."""
     text = ascii_digits(text)
@@ -103,7 +89,7 @@ def written_numbers(text: str, *, chinese: bool = False) -> list[Written]:
         found.append(Written(value, step, match.start(), match.end(), match.group().rstrip(" \t"), percent, count))
     if chinese:
         for match in _CHINESE_NUMBER.finditer(text):
-            value = _chinese_value(match.group(2))
+            value = chinese_value(match.group(2))
             if value is not None:
                 found.append(Written(value, Decimal(1), match.start(), match.end(), match.group(),
                                      bool(match.group(1)), _COUNT_AFTER.match(text, match.end()) is not None
@@ -134,8 +120,8 @@ def _names_in(clause: str, names: Iterable[str]) -> list[tuple[int, int, str]]:
 
 # --- totals ----------------------------------------------------------------------------------------------
 
-_TOTAL_WORD = re.compile(r"总销售额|销售总额|总销售|总金额|总收入|总营业额|营业总额|总额|总计|总和|总共|合计|共计|一共|"
-                         r"累计|加起来|加总|汇总|(?<!公)共(?![同享识性])")
+_TOTAL_WORD = re.compile(r"总销售额|销售总额|总销售|总销量|总金额|总收入|总营业额|营业总额|总额|总计|总和|之和|总共|合计|共计|"
+                         r"一共|累计|加起来|加在一起|加到一起|合起来|加总|汇总|(?<!公)共(?![同享识性])")
 # words between a total word and its number, longest first: what relation the sentence states
 _RELATION = re.compile(r"(不超过|不高于|至多)|(不到|少于|低于|小于|不足|未满)|(不少于|不低于|至少)|(超过|多于|大于|高于|逾)|"
                        r"(大约|大概|约|将近|接近|近|差不多)|(并不是|不是|并非|而非|不等于|不为|没有)")
@@ -145,6 +131,9 @@ _COPULA = re.compile(r"[ \t]*+(?:元|块)?[ \t]*+(?:就是|即为|即|是|为)[ 
 _CONNECTOR = ("、", "和", "与", "及", "以及", "加上", "跟", " ", "\t")
 _FILLER = ("的", "类别", "品类", "类", "销售额", "销售", "金额", "收入", "营业额", " ", "\t", "个", "所有", "全部", "各",
            "三", "两", "二", "四", "五", "六", "七", "八", "九", "十")
+# a clause that says what is the case instead of what the clause before denied ("不是显示器，而是键盘",
+# "总销售额不是 4495，而是 9692"), at its start
+_INSTEAD = re.compile(r"[ \t]*+(?:而|但|却|反而|其实|实际上)?[ \t]*+(?:才是|应该是|应是|是)[ \t]*+")
 _NEAR = 12  # characters a total word may stand from its number
 _SUBJECT_REACH = 40  # characters before a total word where the names it totals may stand
 
@@ -222,20 +211,39 @@ def _claim_before(clause: str, word: re.Match, numbers: list[Written], starts: l
     return TotalClaim((), "=", numbers[i], None, clause)
 
 
+def _instead_total(clause: str, denied: TotalClaim) -> TotalClaim | None:
+    """The clause after a denied total ("总销售额不是 4495，而是 2985"): the amount it says instead, as a claim."""
+    start = _INSTEAD.match(clause)
+    if start is None:
+        return None
+    numbers = written_numbers(clause, chinese=True)
+    first = next((w for w in numbers if w.start >= start.end()), None)
+    if first is None or not first.amount or clause[start.end(): first.start].strip(" \t"):
+        return None
+    return TotalClaim(denied.names, "=", first, None, clause)
+
+
 def total_claims(answer: str, names: Iterable[str] = ()) -> list[TotalClaim]:
     """Every total the answer claims (see the module doc); `names` are the items a total may be of."""
     names = [n for n in names if isinstance(n, str) and n]
     claims: list[TotalClaim] = []
+    denied: TotalClaim | None = None  # the last clause's total said with 不是: the next may say what it is
     for clause in answer_clauses(answer):
         numbers = written_numbers(clause, chinese=True)
         starts = [w.start for w in numbers]
         used: set[int] = set()
+        found: list[TotalClaim] = []
         for word in _TOTAL_WORD.finditer(clause):
             claim = (_claim_after(clause, word, numbers, starts, names)
                      or _claim_before(clause, word, numbers, starts))
             if claim is not None and claim.value.start not in used:
                 used.add(claim.value.start)
-                claims.append(claim)
+                found.append(claim)
+        if not found and denied is not None:
+            instead = _instead_total(clause, denied)
+            found = [instead] if instead is not None else []
+        claims += found
+        denied = next((c for c in reversed(found) if c.relation == "!="), None)
     return claims
 
 
@@ -256,6 +264,11 @@ _NEGATORS = ("并不是", "而不是", "不是", "并非", "而非", "绝非", "
 _NEGATION = re.compile("|".join(_NEGATORS))
 _LINK = re.compile(r"(?:的|类别|品类|销售额|销售|是|为|当属|要数|属于|[ \t:：])*+")
 _LINK_REACH = 12  # characters between a rank word and the name it introduces ("最高的类别是显示器")
+# a name ranked elsewhere: "显示器排第二", "键盘次之" (after it), "其次是键盘", "第二名是鼠标" (before it)
+_LATER_AFTER = re.compile(r"[ \t]*+(?:的销售额|销售额|的)?[ \t]*+(?:排名|排在|排|位居|居|列|是)?[ \t]*+"
+                          r"(?:第[二三四五六七八九十2-9]|次之|其次|居次|靠后|垫后)")
+_LATER_BEFORE = re.compile(r"(?:第[二三四五六七八九十2-9](?:名|位)?|其次|次之)(?:的)?(?:是|为)?[ \t]*+$")
+_RATHER = "才是"  # "键盘才是": the name before it is what the clause before should have said
 
 
 @dataclass(frozen=True)
@@ -291,22 +304,66 @@ def _cue_for(clause: str, span: tuple[int, int, str], cues: list[re.Match], cue_
     return after if cues[after].start() - end < start - cues[i].end() else i
 
 
+def _ranked_later(clause: str, span: tuple[int, int, str]) -> bool:
+    """Whether the clause puts this name at another place ("显示器排第二", "其次是键盘"): not a first place."""
+    start, end, _ = span
+    return (_LATER_AFTER.match(clause, end) is not None
+            or _LATER_BEFORE.search(clause, max(start - 8, 0), start) is not None)
+
+
+def _joined(clause: str, spans: list[tuple[int, int, str]], first: int, step: int) -> list[str]:
+    """The name at spans[first] and those joined to it by 、/和/与 … going forward (step 1) or back (-1)."""
+    found, k = [spans[first][2]], first
+    while 0 <= k + step < len(spans):
+        a, b = (spans[k], spans[k + step]) if step > 0 else (spans[k + step], spans[k])
+        if clause[a[1]: b[0]].strip(" \t") not in ("", *_CONNECTOR):
+            break
+        k += step
+        found.append(spans[k][2])
+    return found
+
+
+def _instead_names(clause: str, spans: list[tuple[int, int, str]]) -> list[str]:
+    """The names a clause gives instead of a denied rank claim: "而是键盘", "键盘（和鼠标）才是"; [] when none."""
+    if not spans:
+        return []
+    start = _INSTEAD.match(clause)
+    if start is not None and not clause[start.end(): spans[0][0]].strip(" \t"):
+        return _joined(clause, spans, 0, 1)
+    for k, (_, end, _) in enumerate(spans):
+        if clause[end:].lstrip(" \t").startswith(_RATHER):
+            return _joined(clause, spans, k, -1)
+    return []
+
+
 def rank_claims(answer: str, names: Iterable[str]) -> list[RankClaim]:
-    """Every claim that some items come first (最高 …) or last (最低 …), read clause by clause."""
+    """Every claim that some items come first (最高 …) or last (最低 …), read clause by clause; a clause that
+    only denies ("排名第一的不是显示器") may be answered by the next one ("而是键盘", "键盘才是")."""
     names = [n for n in names if isinstance(n, str) and n]
     claims: list[RankClaim] = []
+    denied: bool | None = None  # the clause before denied a first (True) or last (False) place and claimed none
     for clause in answer_clauses(answer):
         cues = list(_RANK_WORD.finditer(clause))
-        spans = _names_in(clause, names) if cues else []
+        spans = _names_in(clause, names) if cues or denied is not None else []
+        if not cues:
+            instead = _instead_names(clause, spans) if denied is not None else []
+            if instead:
+                claims.append(RankClaim(tuple(dict.fromkeys(instead)), denied, clause))
+            denied = None
+            continue
         cue_ends = [c.end() for c in cues]
         claimed: dict[int, list[str]] = {}
+        negated: dict[int, bool] = {}
         for k, span in enumerate(spans):
             i = _cue_for(clause, span, cues, cue_ends)
             next_name = spans[k + 1][0] if k + 1 < len(spans) else len(clause)
-            if not _negated(clause, span, next_name, cues[i]):
+            if _negated(clause, span, next_name, cues[i]):
+                negated[i] = True
+            elif not _ranked_later(clause, span):
                 claimed.setdefault(i, []).append(span[2])
         claims += [RankClaim(tuple(dict.fromkeys(found)), cues[i].group(1) is not None, clause)
                    for i, found in sorted(claimed.items())]
+        denied = next((cues[i].group(1) is not None for i in negated if i not in claimed), None)
     return claims
 
 
@@ -314,11 +371,20 @@ def rank_claims(answer: str, names: Iterable[str]) -> list[RankClaim]:
 
 _MORE = "高|多|大|好|强|贵|领先"
 _LESS = "低|少|小|差|弱|便宜|落后"
+# what is compared, between a name and the comparison: 的销售额, 销量, 卖得 ("键盘卖得比显示器好")
+_MEASURE = r"(?:的)?(?:销售额|销售量|销量|营业额|收入|业绩|销售)?(?:的)?(?:卖得|卖的|销得)?"
+_DEGREE = r"(?:还|更|要|稍|略|明显|远)?"
 # ([ \t]*+ is possessive: a run of spaces is taken once, never re-split between the optional words around it)
-_THAN = re.compile(r"[ \t]*+(?:的销售额|销售额|的)?[ \t]*+(不比|比|没有)[ \t]*")
-_AFTER_THAN = re.compile(rf"[ \t]*+(?:的销售额|销售额|的)?[ \t]*+(?:还|更|要|稍|略)?[ \t]*+(?:(高出|多出|{_MORE})|({_LESS}))")
-_VERB = re.compile(r"[ \t]*+(?:的销售额|销售额|的)?[ \t]*+(?:(高于|多于|超过|大于|领先于|领先|胜过)|(低于|少于|小于|不如|不及|落后于|落后))"
-                   r"[ \t]*")
+_THAN = re.compile(rf"[ \t]*+{_MEASURE}[ \t]*+{_DEGREE}[ \t]*+(不比|比|较|没有)[ \t]*")
+_AFTER_THAN = re.compile(rf"[ \t]*+{_MEASURE}[ \t]*+{_DEGREE}[ \t]*+(?:卖得|卖的)?[ \t]*+(?:(高出|多出|{_MORE})|({_LESS}))")
+_VERB = re.compile(rf"[ \t]*+{_MEASURE}[ \t]*+{_DEGREE}[ \t]*+(?:(高于|多于|超过|大于|领先于|领先|胜过|好于|强于|赢过|压过)|"
+                   r"(低于|少于|小于|不如|不及|落后于|落后|差于|弱于|输给))了?[ \t]*")
+# a name compared with the names before it in the sentence: "显示器 4495、键盘 2985，其中键盘销售额更高"
+_COMPARATIVE = re.compile(rf"[ \t]*+{_MEASURE}[ \t]*+{_DEGREE}[ \t]*+(?:更|较|比较)[ \t]*+(?:卖得|卖的)?[ \t]*+"
+                          rf"(?:({_MORE})|({_LESS}))")
+# an ordering written with symbols: "显示器 4495 > 键盘 2985" (the gap between two names, a number in it)
+_SYMBOL = re.compile(r"[ \t]*+(?:[0-9][0-9,.]*+)?[ \t]*+(?:(>|＞|≥)|(<|＜|≤))[ \t]*+")
+_SENTENCE_END = re.compile(r"[。！!？?\n]")
 
 
 @dataclass(frozen=True)
@@ -335,7 +401,7 @@ def _comparison(clause: str, a: tuple[int, int, str], b: tuple[int, int, str]) -
     gap = clause[a[1]: b[0]]
     if len(gap) > 12:
         return None
-    verb = _VERB.fullmatch(gap)
+    verb = _VERB.fullmatch(gap) or _SYMBOL.fullmatch(gap)
     if verb:
         return ">" if verb.group(1) else "<"
     than = _THAN.fullmatch(gap)
@@ -343,20 +409,38 @@ def _comparison(clause: str, a: tuple[int, int, str], b: tuple[int, int, str]) -
     if after is None:
         return None
     more = after.group(1) is not None
-    if than.group(1) == "比":
+    if than.group(1) in ("比", "较"):  # 较 is the written 比: "键盘较显示器低"
         return ">" if more else "<"
     return ("<=" if more else ">=") if than.group(1) == "不比" else ("<" if more else ">")  # 没有 B 高: below B
 
 
 def comparison_claims(answer: str, names: Iterable[str]) -> list[ComparisonClaim]:
-    """Claims that one named item is above or below another, from adjacent names in a clause."""
+    """Claims that one named item is above or below another: from adjacent names in a clause ("键盘比显示器高",
+    "键盘的销量领先显示器"), and from a name with 更 / 较 against the names before it in the sentence
+    ("显示器 4495、键盘 2985，其中键盘销售额更高": 键盘 above 显示器; names joined by 和 / 、 compare together;
+    with no name before it in its sentence, the names of the sentences before count)."""
     names = [n for n in names if isinstance(n, str) and n]
     claims: list[ComparisonClaim] = []
-    for clause in answer_clauses(answer):
-        spans = _names_in(clause, names)
-        for a, b in zip(spans, spans[1:]):
-            relation = _comparison(clause, a, b)
-            if relation is not None and a[2] != b[2]:
-                claims.append(ComparisonClaim(a[2], relation, b[2], clause))
+    earlier_sentences: list[str] = []  # the names of the answer's sentences before this one
+    for sentence in _SENTENCE_END.split(ascii_digits(answer)):
+        before: list[str] = []  # the names of the sentence so far
+        for clause in answer_clauses(sentence):
+            spans = _names_in(clause, names)
+            compared = set()
+            for a, b in zip(spans, spans[1:]):
+                relation = _comparison(clause, a, b)
+                if relation is not None and a[2] != b[2]:
+                    claims.append(ComparisonClaim(a[2], relation, b[2], clause))
+                    compared.add(a[0])
+            for k, (start, end, name) in enumerate(spans):
+                degree = _COMPARATIVE.match(clause, end) if start not in compared else None
+                if degree is None:
+                    continue
+                group = _joined(clause, spans, k, -1)
+                earlier = before + [n for _, _, n in spans[: k - len(group) + 1]] or earlier_sentences
+                relation = ">" if degree.group(1) is not None else "<"
+                claims += [ComparisonClaim(first, relation, other, clause) for first in dict.fromkeys(group)
+                           for other in dict.fromkeys(earlier) if other not in group]
+            before += [n for _, _, n in spans]
+        earlier_sentences += before
     return claims
-

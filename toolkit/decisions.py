@@ -20,7 +20,7 @@ from typing import Any, Mapping
 from .fitting import fit_and_redact
 from .knowledge import knowledge_for
 from .parsing import parse_tool_result
-from .results import FATAL, RETRYABLE, ErrorCode, ToolResult, safe_str
+from .results import FATAL, INTERRUPTS, RETRYABLE, ErrorCode, ToolResult, safe_str
 from .shrink import dumps, exceeds, shrink_json
 
 __all__ = ["evaluate_tool_result", "apply_decision", "suggestion_for", "ACTIONS", "LONG_RESULT_CHARS"]
@@ -60,8 +60,9 @@ def _is_empty(data: Any) -> bool:
             return data.strip() in ("", "[]", "{}", "null")
         if isinstance(data, (list, tuple, dict, set, frozenset)):
             return len(data) == 0
-    except Exception:  # data whose own methods raise (a result built by hand) is not known to be empty
-        pass
+    except BaseException as exc:  # data whose own methods raise anything (a result built by hand) is not known
+        if isinstance(exc, INTERRUPTS):  # to be empty
+            raise
     return False
 
 
@@ -79,7 +80,9 @@ def _summary(result: ToolResult, limit: int) -> Any:
         if result.truncated:
             return data
         too_long = len(data) > limit if isinstance(data, str) else exceeds(data, limit)
-    except Exception:  # data json cannot serialize or whose own methods raise (a result built by hand)
+    except BaseException as exc:  # data json cannot serialize or whose own methods raise anything (built by hand)
+        if isinstance(exc, INTERRUPTS):
+            raise
         return dumps(shrink_json(data, limit))
     return parse_tool_result(data, max_tokens=max(limit // 4, 1)) if too_long else None
 

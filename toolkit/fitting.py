@@ -13,9 +13,9 @@ import json
 import math
 from typing import Any, Literal
 
-from .results import safe_str
+from .results import INTERRUPTS, safe_str
 from .safety import redact_value
-from .shrink import _bytes_text, _clean, _shrink, dumps, shrink_json
+from .shrink import _bytes_text, _clean, _shrink, dumps, omitted_notes, shrink_json
 from .truncate import smart_truncate
 
 __all__ = ["fit_for_model", "fit_and_redact", "ToolKind"]
@@ -91,8 +91,19 @@ def fit_for_model(value: Any, max_chars: int, kind: ToolKind | None = None) -> t
     everything else becomes a JSON-serializable value whose JSON fits. Tool
     kinds: "write" keeps only status and id fields; "query" turns too many
     records into first rows + count + statistics. Work is bounded by max_chars.
+    A budget too small for even the truncation marker gives the marker alone,
+    saying what was left out, and may exceed max_chars by it: text as
+    "…（已省略 N 字符）…" (smart_truncate), any other value as
+    "…（共 N 项，均已省略）" / "…（共 N 个字段，均已省略）" (shrink.omitted_notes),
+    never a marker cut short. fit_and_redact, for the executor, stays within
+    max_chars with a shorter whole marker.
     """
-    return _fitted(value, max_chars, kind, strict=False)
+    data, cut = _fitted(value, max_chars, kind, strict=False)
+    if cut and type(data) is str and not issubclass(type(value), str):  # type(): a value's __class__ may raise
+        notes = omitted_notes(value)
+        if data in notes[1:]:  # only a shorter marker fitted: the one that says what went, as text does
+            return notes[0], True
+    return data, cut
 
 
 def _fitted(value: Any, max_chars: int, kind: ToolKind | None, strict: bool) -> tuple[Any, bool]:
@@ -100,7 +111,9 @@ def _fitted(value: Any, max_chars: int, kind: ToolKind | None, strict: bool) -> 
         return value, False
     try:
         return _fit(value, max_chars, kind)
-    except Exception:  # a value whose own methods raise (items(), __len__, ...): the renderer reads it part by part
+    except BaseException as exc:  # a value whose own methods raise (items(), __len__, ...; GeneratorExit too):
+        if isinstance(exc, INTERRUPTS):  # the renderer reads it part by part
+            raise
         return _shrink(value, max_chars, strict)
 
 
@@ -108,7 +121,11 @@ def _fit(value: Any, max_chars: int, kind: ToolKind | None) -> tuple[Any, bool]:
     if kind == "write":
         value = _write_summary(value)
     if isinstance(value, (bytes, bytearray)):
-        value = _bytes_text(bytes(value[: max_chars * 4]), len(value))
+        size = len(value)
+        value = _bytes_text(bytes(value[: max_chars * 4]), size)
+        suffix = f"…（共 {size} 字节）"  # what _bytes_text says after a head: kept whole, after the head that fits
+        if value.endswith(suffix) and len(value) > max_chars:
+            return _clean(value[: max(max_chars - len(suffix), 0)]) + suffix, True
     if isinstance(value, str):
         value = value if type(value) is str else str.__str__(value)  # a str subclass's own methods are not called
         text = _parse_text(value, max_chars)
@@ -149,4 +166,4 @@ def fit_and_redact(value: Any, max_chars: int, kind: ToolKind | None = None) -> 
             return redact_value(data), cut
         over = len(dumps(data)) - max_chars
         data, cut = fit_for_model(value, max(len(data) - over - 8, 20), kind)[0], True
-    return redact_value(data if len(dumps(data)) <= max_chars else shrink_json(data, max_chars)), True
+    return redact_value(data if len(dumps(data)) <= max_chars else shrink_json(value, max_chars)), True

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal
 
 from .breaker import BreakerState
-from .redaction import safe_str
+from .redaction import INTERRUPTS, safe_str
 
 if TYPE_CHECKING:
     from .results import ToolResult
@@ -96,11 +96,13 @@ def _name(fn: Any) -> str:
     for attr in ("__qualname__", "__name__"):
         try:
             name = getattr(fn, attr, None)
-        except Exception:
+        except BaseException as exc:  # anything a property raises (GeneratorExit too)
+            if isinstance(exc, INTERRUPTS):
+                raise
             continue
-        if isinstance(name, str) and name:
+        if isinstance(name, str) and str.__len__(name):
             return safe_str(name, 200)
-    return type(fn).__name__
+    return safe_str(type.__dict__["__name__"].__get__(type(fn)), 200)
 
 
 def call_hooks(hooks: Iterable[Callable[[Any], Any]], payload: Any, errors: "deque[HookError] | list[HookError]",
@@ -110,9 +112,12 @@ def call_hooks(hooks: Iterable[Callable[[Any], Any]], payload: Any, errors: "deq
     A hook that returns an awaitable (an `async def` hook) is refused the same
     way: hooks run inline, so they must be plain functions. The exception is
     described with `safe_str`, so one whose `__str__` or `__repr__` raises is
-    recorded too. Only KeyboardInterrupt and SystemExit propagate: a hook runs
-    inline without awaiting, so a CancelledError or GeneratorExit it raises is
-    its own bug, not a cancellation of the call.
+    recorded too, even when what they raise is a GeneratorExit, a CancelledError or
+    another BaseException (safe_str names the exception by its type then). Only
+    KeyboardInterrupt and SystemExit propagate, whether the hook raises them or
+    its exception's __str__ does: a hook runs inline without awaiting, so a
+    CancelledError or GeneratorExit it raises is its own bug, not a cancellation
+    of the call.
     """
     for hook in list(hooks):
         try:
@@ -122,7 +127,7 @@ def call_hooks(hooks: Iterable[Callable[[Any], Any]], payload: Any, errors: "deq
                 if close is not None:
                     close()  # no "coroutine was never awaited" warning
                 raise TypeError("a hook must be a plain function, not async: it runs inline with the call")
-        except (KeyboardInterrupt, SystemExit):
+        except INTERRUPTS:
             raise
         except BaseException as exc:  # noqa: B036 (a hook's own CancelledError is recorded, see above)
             errors.append(HookError(_name(hook), kind, f"{type(exc).__name__}: {safe_str(exc, 280)}", exc))

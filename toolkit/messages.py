@@ -21,9 +21,10 @@ from typing import Any, Mapping
 
 from . import wording
 from .fitting import fit_and_redact
-from .results import FATAL, PARTIAL, ErrorCode, PartialResult, ToolResult, classify_error, safe_str, unwrap_envelope
+from .results import (FATAL, INTERRUPTS, PARTIAL, ErrorCode, PartialResult, ToolResult, classify_error, safe_str,
+                      unwrap_envelope)
 from .safety import redact_value, tool_output_warnings
-from .shrink import dumps, shrink_json
+from .shrink import Unreadable, dumps, shrink_json
 from .task_context import TaskContext, split_task_context, with_task_context  # noqa: F401  (re-exported)
 from .wire import WireFormat, get_format, wrap_result
 
@@ -41,7 +42,10 @@ def _as_result(tool_name: str, result: Any) -> ToolResult:
     read at all (its own __class__ raises) is an error result; never raises."""
     try:
         return _read_result(tool_name, result)
-    except Exception as exc:
+    except BaseException as exc:  # anything reading it raised (GeneratorExit too: reading runs inline)
+        if isinstance(exc, INTERRUPTS):
+            raise
+        exc = exc.raised if isinstance(exc, Unreadable) else exc
         return ToolResult(tool_name, None, wording.unreadable_output(f"{type(exc).__name__}: {safe_str(exc, 200)}"),
                           error_type=FATAL, error_code=ErrorCode.UNKNOWN, truncated=False)
 
@@ -79,7 +83,9 @@ def decision_for_model(decision: Any) -> dict | None:
         if not isinstance(decision, Mapping):
             return None
         values = [(key, decision.get(key)) for key in _DECISION_FIELDS]
-    except Exception:
+    except BaseException as exc:
+        if isinstance(exc, INTERRUPTS):
+            raise
         return None
     shown = {key: text for key, value in values if value is not None and (text := safe_str(value, 300))}
     return shown or None
@@ -114,8 +120,9 @@ def tool_content(result: ToolResult, decision: Any = None) -> str:
         text.encode("utf-8")  # a lone surrogate could not be sent to the model API
         if len(text) <= MESSAGE_MAX_CHARS:
             return text
-    except Exception:  # data json cannot serialize or whose own methods raise; UnicodeEncodeError too
-        pass
+    except BaseException as exc:  # data json cannot serialize or whose own methods raise (anything);
+        if isinstance(exc, INTERRUPTS):  # UnicodeEncodeError too
+            raise
     # a ToolResult built by hand around data json cannot send: shown as faithful JSON text, the other fields kept
     payload["result"] = shrink_json(payload["result"], RAW_MAX_CHARS)
     return dumps(shrink_json(payload, MESSAGE_MAX_CHARS))
@@ -135,11 +142,15 @@ def format_tool_message(tool_name: str, tool_call_id: str, result: Any,
     hand is budgeted and redacted here); a plain value counts as success and an
     exception as a failure, and is budgeted and redacted here. `decision` (evaluate_tool_result's dict)
     adds {"action", "suggestion"} as the content's "decision". Data json cannot
-    serialize is shown as faithful text, so this never raises for any result (a
-    registered format whose result_message fails gets an error result instead:
-    toolkit.wire.wrap_result).
-    Raises ValueError for an unknown fmt or an empty tool_call_id (the model
-    could not match the result to its call).
+    serialize is shown as faithful text, so this never raises for any result,
+    whatever its own methods raise (GeneratorExit included; only KeyboardInterrupt
+    and SystemExit propagate). A format whose result_message fails on a result
+    gets an error result in its own shape instead (toolkit.wire.wrap_result).
+    Raises ValueError for an unknown fmt, an empty tool_call_id (the model
+    could not match the result to its call), and a format that cannot write
+    even that error result: one handed over without register_format (which
+    tries it on a success and on the error result), or one that fails on what
+    it passed there; a replaced built-in name falls back to the toolkit's own.
     """
     if not tool_call_id or not isinstance(tool_call_id, str):
         raise ValueError(f"tool_call_id 不能为空：请传模型那次 tool_call 的 id（例如 'call_1'），模型靠它把结果对应到"

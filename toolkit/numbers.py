@@ -2,10 +2,10 @@
 
 Arabic numbers as a person writes them ("9,692", full-width "９６９２", "-3",
 "46.4"), every number inside a JSON-like value (its numbers, and digits in its
-strings and keys), and whether a written number is one of a set (or its
-rounding, or a negative written without its sign). Imports nothing from the
-toolkit, so `toolkit.verify` and a tool's own answer rules (toolkit/tools/)
-both build on it without importing each other.
+strings and keys), Chinese numerals with units (chinese_value), and whether a
+written number is one of a set (or its rounding, or a negative written without
+its sign). Imports nothing from the toolkit, so `toolkit.verify` and a tool's
+own answer rules (toolkit/tools/) both build on it without importing each other.
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any, Mapping
 
-__all__ = ["NUMBER_TEXT", "ascii_digits", "clauses", "numbers_in_text", "numbers_in_value", "supported"]
+__all__ = ["NUMBER_TEXT", "ascii_digits", "chinese_value", "clauses", "numbers_in_text", "numbers_in_value",
+           "supported"]
 
 _FULLWIDTH = str.maketrans("０１２３４５６７８９．", "0123456789.")
 _NUMBER = re.compile(r"(?<![0-9.])(-?)((?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?)(?![0-9])")
@@ -24,6 +25,29 @@ NUMBER_TEXT = r"-?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?"  # one numbe
 def ascii_digits(text: str) -> str:
     """Full-width digits and point made ASCII ("９６９２" -> "9692"): for a tool's rules."""
     return text.translate(_FULLWIDTH)
+
+
+_DIGIT = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
+_SMALL_UNIT = {"十": 10, "百": 100, "千": 1000}
+_BIG_UNIT = {"万": 10**4, "亿": 10**8}
+
+
+def chinese_value(text: str) -> Decimal | None:
+    """四千四百九十五 -> 4495, 两万零三百 -> 20300, 十二 -> 12; None for a run that is not a numeral with units
+    (`text` holds only 零〇一二两三四五六七八九十百千万亿)."""
+    if not any(c in _SMALL_UNIT or c in _BIG_UNIT for c in text):
+        return None  # 一一 or 九六: digits read out one by one are not read
+    total = section = digit = 0
+    for char in text:
+        if char in _DIGIT:
+            digit = _DIGIT[char]
+        elif char in _SMALL_UNIT:
+            section += (digit or 1) * _SMALL_UNIT[char]
+            digit = 0
+        else:
+            total = (total + section + digit) * _BIG_UNIT[char]
+            section = digit = 0
+    return Decimal(total + section + digit)
 
 
 def clauses(answer: str) -> list[str]:

@@ -15,7 +15,7 @@ import math
 from typing import Any, Literal
 
 from .fitting import ToolKind, _is_records, fit_for_model
-from .results import PartialResult, ToolResult, classify_error, error_from_envelope, safe_str
+from .results import INTERRUPTS, PartialResult, ToolResult, classify_error, error_from_envelope, safe_str
 from .shrink import _clean, dumps
 
 __all__ = ["parse_tool_result", "to_markdown_table", "estimate_tokens", "CHARS_PER_TOKEN"]
@@ -78,10 +78,12 @@ def parse_tool_result(result: Any, max_tokens: int = 2000, kind: ToolKind | None
       kind="write": only status and id fields are kept.
 
     The budget counts the truncation marker too. A budget under about 15
-    tokens holds the marker alone ("…（已省略 N 字符）…", about 12 tokens: all
-    N characters left out, said exactly), so such an output may exceed the
-    budget, up to 15 tokens; Chinese text needs about 40 tokens before any of
-    its characters survive the marker.
+    tokens holds the marker alone, a whole one saying what was left out:
+    text "…（已省略 N 字符）…" (about 12 tokens), bytes "…（共 N 字节）", any
+    other value "…（共 N 项，均已省略）" or "…（共 N 个字段，均已省略）" (12 to 14
+    tokens), never a marker cut short; such an output may exceed the budget,
+    up to 15 tokens. Chinese text needs about 40 tokens before any of its
+    characters survive the marker.
 
     Never raises for any `result`; raises ValueError for max_tokens < 1 or an
     unknown kind/style.
@@ -119,7 +121,9 @@ def _with_missing(missing: Any, data: Any, budget: int, kind: ToolKind | None, s
 def _parse_any(result: Any, budget: int, kind: ToolKind | None, style: str) -> str:
     try:
         return _parse(result, budget, kind, style)
-    except Exception:  # a value whose own methods raise (its __class__ too): the budgeted renderer reads it
+    except BaseException as exc:  # a value whose own methods raise anything (its __class__ too; GeneratorExit
+        if isinstance(exc, INTERRUPTS):  # as well): the budgeted renderer reads it
+            raise
         data, _ = fit_for_model(result, budget)
         return data if isinstance(data, str) else dumps(data)
 

@@ -23,7 +23,7 @@ from typing import Any, Awaitable, Callable, Union
 from . import wording
 from .clock import get_clock
 from .fitting import fit_for_model
-from .results import FATAL, ErrorCode, ErrorInfo, PartialResult, classify_error, safe_str, unwrap_envelope
+from .results import FATAL, INTERRUPTS, ErrorCode, ErrorInfo, PartialResult, classify_error, safe_str, unwrap_envelope
 from .retry import Attempt, RetryOutcome, RetryPolicy, is_awaitable
 from .safety import redact_value, tool_output_warnings
 from .shrink import dumps, shrink_json
@@ -79,8 +79,9 @@ def _wrong(plugin: str, expected: str, got: Any) -> PluginError:
     try:
         if awaitable and callable(close := getattr(got, "close", None)):
             close()  # no "coroutine was never awaited" warning
-    except Exception:
-        pass
+    except BaseException as exc:
+        if isinstance(exc, INTERRUPTS):
+            raise
     got_text = "未等待的协程（缺少 await）" if awaitable else _type_name(got)
     return PluginError(plugin, wording.plugin_wrong_type(plugin, expected, got_text))
 
@@ -88,8 +89,10 @@ def _wrong(plugin: str, expected: str, got: Any) -> PluginError:
 def _type_name(value: Any) -> str:
     """The name of `value`'s type, for a message; never raises."""
     try:
-        return safe_str(type(value).__name__, 60)
-    except Exception:
+        return safe_str(type.__dict__["__name__"].__get__(type(value)), 60)  # no metaclass property runs
+    except BaseException as exc:
+        if isinstance(exc, INTERRUPTS):
+            raise
         return "?"
 
 
@@ -116,7 +119,9 @@ def apply_parse(parse: ParseFn, raw: Any, max_chars: int) -> tuple[Any, bool]:
             value, size = json.loads(text), len(text)
     except PluginError:
         raise
-    except Exception:  # not JSON, or a value whose own methods raise
+    except BaseException as exc:  # not JSON, or a value whose own methods raise (anything: it runs inline)
+        if isinstance(exc, INTERRUPTS):
+            raise
         raise _wrong("parse", "可以转成 JSON 的值", value) from None
     if size > max_chars:
         raise PluginError("parse", wording.plugin_wrong_type("parse", f"{max_chars} 个字符以内的结果",
@@ -128,7 +133,9 @@ def _equal(a: Any, b: Any) -> bool:
     """a is b, or equal; False when comparing raises (a plug-in's odd value)."""
     try:
         return a is b or bool(a == b)
-    except Exception:
+    except BaseException as exc:
+        if isinstance(exc, INTERRUPTS):
+            raise
         return False
 
 
@@ -142,7 +149,9 @@ def apply_truncate(truncate: TruncateFn, text: str, max_chars: int) -> str:
         raise _raised("truncate", exc) from exc
     try:
         is_text = isinstance(cut, str)
-    except Exception:  # a value whose __class__ raises
+    except BaseException as exc:  # a value whose __class__ raises
+        if isinstance(exc, INTERRUPTS):
+            raise
         is_text = False
     if not is_text:
         raise _wrong("truncate", "字符串 str", cut)
@@ -219,17 +228,38 @@ async def run_retry_plugin(retry: RetryFn, policy: RetryPolicy, tool_fn: Callabl
     start = get_clock().now()
     counted = _Counted(tool_fn, on_attempt_start, on_attempt)
     try:
-        value = await _call_retry(retry, policy, counted, args, kwargs)
+        value = await _in_own_task(_call_retry(retry, policy, counted, args, kwargs))
         try:
             return _outcome(counted, value, start)
         except PluginError:
             raise
-        except Exception:  # a returned value whose own methods raise (a tuple whose __len__ does)
+        except BaseException as exc:  # a returned value whose own methods raise (a tuple whose __len__ does)
+            if isinstance(exc, INTERRUPTS):
+                raise
             raise _wrong("retry", "(result, error) 二元组", value) from None
     finally:
         for pending in counted.awaitables:  # a sync retry around an async tool never awaits it
             if inspect.iscoroutine(pending) and inspect.getcoroutinestate(pending) == inspect.CORO_CREATED:
                 pending.close()
+
+
+async def _in_own_task(work: Awaitable[Any]) -> Any:
+    """Await `work` in a task of its own, so a retry plug-in that cancels the task it runs in
+    (`asyncio.current_task().cancel()`) cancels that task, not the caller's.
+
+    Task.cancelling() cannot tell such a cancel from one from outside when both
+    hit the same task; here they hit different tasks. The plug-in's task ending
+    cancelled while the caller's task is not being cancelled (cancelling() == 0)
+    is the plug-in's own doing: a PluginError. A cancellation from outside
+    reaches the caller's task, which cancels the plug-in's task in turn, and
+    propagates (a caller's asyncio.timeout still becomes TimeoutError)."""
+    task = asyncio.ensure_future(work)  # copies the context: the clock (use_clock) goes along
+    try:
+        return await task
+    except asyncio.CancelledError as exc:
+        if cancelled_from_outside() or not task.cancelled():
+            raise
+        raise _raised("retry", exc) from None
 
 
 async def _call_retry(retry: RetryFn, policy: RetryPolicy, counted: "_Counted", args: tuple, kwargs: dict) -> Any:
@@ -297,7 +327,9 @@ def plugin_message(message: Any, call_id: str, max_chars: int, decision: dict | 
             content = dict.get(message, "content")
             got = f"content 为 {_type_name(content)} 的 dict"
         is_text = isinstance(content, str)
-    except Exception:  # a value whose own methods raise
+    except BaseException as exc:  # a value whose own methods raise
+        if isinstance(exc, INTERRUPTS):
+            raise
         is_text = False
     if not is_text:
         raise TypeError(f"format_message 应返回带 content 字符串的消息 dict（{{\"role\": \"tool\", "

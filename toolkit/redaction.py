@@ -7,9 +7,16 @@ and safe_str's cost is bounded by its limit, not by the size of the text.
 from __future__ import annotations
 
 import re
+import reprlib
 from typing import Any
 
-__all__ = ["redact", "safe_str", "SECRET_FIELD", "REDACT_MARGIN"]
+__all__ = ["redact", "safe_str", "safe_repr", "SECRET_FIELD", "REDACT_MARGIN", "INTERRUPTS"]
+
+# What reading a hostile value may let propagate: only these. Reading runs synchronously (no await), so a
+# GeneratorExit, a CancelledError or any other BaseException raised by a value's own __str__, items(),
+# __len__ ... is that value's bug, never a cancellation of the caller: it is caught like an Exception
+# (`except BaseException as exc: if isinstance(exc, INTERRUPTS): raise`).
+INTERRUPTS = (KeyboardInterrupt, SystemExit)
 
 # Each pattern masks the secret itself and keeps what names it ("api_key=***"), so a reader
 # still sees what was there. The shapes: provider key prefixes, auth schemes (Bearer,
@@ -87,23 +94,66 @@ def _window(text: str, limit: int) -> str:
     return text[: space if space > limit else end]
 
 
+def _type_name(obj: Any) -> str:
+    """The name of obj's type as the type itself holds it (a metaclass's __name__ property is not called)."""
+    name = type.__dict__["__name__"].__get__(type(obj))
+    return name if isinstance(name, str) else "?"
+
+
 def safe_str(obj: Any, limit: int = 500) -> str:
     """str(obj) that never raises, is redacted and at most `limit` characters ("…" marks a cut).
 
     Only the first `limit` + REDACT_MARGIN characters are redacted and kept,
     so the cost is bounded by `limit`, not by the size of the text. A `limit`
-    below 1 counts as 1.
+    below 1 counts as 1. An object whose __str__ raises anything but
+    KeyboardInterrupt or SystemExit (GeneratorExit and CancelledError too) is
+    named by its type; those two propagate.
     """
     limit = max(limit, 1)
     try:
         text = str.__str__(str(obj))  # a str subclass (its own encode, __len__...) is read as a plain str
-    except Exception:  # an object whose __str__ raises still gets a name
-        try:
-            text = f"<{type(obj).__name__} 对象，无法转为文字>"
-        except Exception:
-            text = "<无法转为文字的对象>"
+    except BaseException as exc:  # an object whose __str__ raises still gets a name
+        if isinstance(exc, INTERRUPTS):
+            raise
+        text = f"<{_type_name(obj)} 对象，无法转为文字>"
     window = _window(text, limit)
     shown = redact(window.encode("utf-8", "replace").decode("utf-8"))
     if len(shown) <= limit and len(window) == len(text):
         return shown
     return shown[: limit - 1] + "…"
+
+
+class _SafeRepr(reprlib.Repr):
+    """reprlib's bounded repr, where text is cut after its head (never head + tail: a key's tail would show) and
+    redacted first."""
+
+    def repr_str(self, x: str, level: int) -> str:
+        return repr(safe_str(x, self.maxstring))
+
+    def repr_instance(self, x: Any, level: int) -> str:
+        try:
+            text = repr(x)
+        except BaseException as exc:
+            if isinstance(exc, INTERRUPTS):
+                raise
+            text = f"<{_type_name(x)} 对象>"
+        return safe_str(text, self.maxother)
+
+
+_REPR = _SafeRepr()
+_REPR.maxstring = _REPR.maxother = 160
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = _REPR.maxfrozenset = _REPR.maxdeque = 8
+_REPR.maxlevel = 3
+
+
+def safe_repr(obj: Any, limit: int = 300) -> str:
+    """repr(obj) for a repr of our own (ToolResult's): bounded (reprlib's limits, then `limit` characters),
+    redacted, and never raising (an object whose __repr__ raises anything but an interrupt is named by its
+    type). A megabyte string costs its first characters, not its length."""
+    try:
+        text = _REPR.repr(obj)
+    except BaseException as exc:
+        if isinstance(exc, INTERRUPTS):
+            raise
+        text = f"<{_type_name(obj)} 对象>"
+    return safe_str(text, limit)

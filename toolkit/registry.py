@@ -4,6 +4,16 @@
 adds a tool; `registry.tools(fmt)` is the request's tools list in any wire format
 (toolkit.wire); `check_arguments` checks a call's decoded arguments against the
 tool's schema (jsonschema, loaded on first use) and says in Chinese what is wrong.
+
+A schema's `pattern` and `patternProperties` are applied to what the model sent,
+so they see untrusted text: jsonschema would apply them with Python's `re`, whose
+backtracking takes exponential time on a pattern like `^(a+)+$` (and the tool's
+author, or an MCP server, wrote the pattern). Here they are applied by
+toolkit.patterns (an automaton over Python's own parse of the pattern: time
+linear in the text), to strings of at most PATTERN_MAX_CHARS characters (a
+longer one is refused with the reason). A pattern no linear-time engine can run
+(backreferences, lookaround, atomic groups, possessive repeats, conditionals)
+makes the call BAD_TOOL_SCHEMA, saying why.
 """
 from __future__ import annotations
 
@@ -14,10 +24,11 @@ from typing import Any, Callable, Iterable
 
 from . import wording
 from .fitting import ToolKind
+from .patterns import PATTERN_MAX_CHARS, UnsupportedPattern, matches
 from .results import FATAL, ErrorCode, ErrorInfo, safe_str
 from .wire import ToolCall, WireFormat, get_format
 
-__all__ = ["Tool", "ToolRegistry"]
+__all__ = ["Tool", "ToolRegistry", "schema_validator"]
 
 _PY_TO_JSON = {str: "string", int: "integer", float: "number", bool: "boolean",
                list: "array", dict: "object"}
@@ -70,6 +81,56 @@ class Tool:
         return self.schema("openai_chat")
 
 
+def _validator_class(jsonschema: Any) -> Any:
+    """Draft 2020-12 with `pattern`, `patternProperties` and `additionalProperties` (which reads the
+    patterns too) applied by LinearPattern instead of re."""
+    from jsonschema import _keywords
+    from jsonschema.exceptions import ValidationError
+
+    def pattern(validator: Any, patrn: Any, instance: Any, schema: Any) -> Iterable[Any]:
+        if not validator.is_type(instance, "string"):
+            return
+        try:
+            if not matches(patrn, instance):
+                yield ValidationError(f"{safe_str(instance, 80)!r} 不符合格式 {safe_str(patrn, 80)!r}")
+        except UnsupportedPattern:
+            raise
+        except ValueError as exc:
+            yield ValidationError(str(exc))
+
+    def pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Iterable[Any]:
+        if not validator.is_type(instance, "object"):
+            return
+        for patrn, subschema in patterns.items():
+            for key, value in instance.items():
+                try:
+                    hit = matches(patrn, key)
+                except UnsupportedPattern:
+                    raise
+                except ValueError as exc:
+                    yield ValidationError(f"参数名{exc}")
+                    continue
+                if hit:
+                    yield from validator.descend(value, subschema, path=key, schema_path=patrn)
+
+    def additional_properties(validator: Any, allowed: Any, instance: Any, schema: Any) -> Iterable[Any]:
+        patterns = schema.get("patternProperties")
+        if not patterns or not validator.is_type(instance, "object"):
+            yield from _keywords.additionalProperties(validator, allowed, instance, schema)
+            return
+        known = schema.get("properties", {})
+        extras = [key for key in instance if key not in known
+                  and not any(len(key) <= PATTERN_MAX_CHARS and matches(p, key) for p in patterns)]
+        if validator.is_type(allowed, "object"):
+            for extra in extras:
+                yield from validator.descend(instance[extra], allowed, path=extra)
+        elif not allowed and extras:
+            yield ValidationError(f"不允许的参数名：{safe_str(', '.join(map(repr, sorted(extras))), 200)}")
+
+    return jsonschema.validators.extend(jsonschema.Draft202012Validator, {
+        "pattern": pattern, "patternProperties": pattern_properties, "additionalProperties": additional_properties})
+
+
 def _jsonschema() -> Any:
     """jsonschema, imported on first use (importing toolkit stays fast).
 
@@ -86,6 +147,39 @@ def _jsonschema() -> Any:
         if hide:
             del sys.modules["rfc3987_syntax"]
     return jsonschema
+
+
+_VALIDATOR: Any = None  # the validator class (_validator_class), built on first use
+
+
+def _keys(value: Any, depth: int = 0) -> Iterable[str]:
+    """Every dict key inside a schema, at any depth (bounded)."""
+    if depth > 60:
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str):
+                yield key
+            yield from _keys(item, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _keys(item, depth + 1)
+
+
+def schema_validator(schema: Any) -> Any:
+    """A jsonschema Draft 2020-12 validator for `schema` whose patterns run in linear time (toolkit.patterns).
+
+    Raises UnsupportedPattern for a schema that uses unevaluatedProperties
+    together with patternProperties (jsonschema would apply those patterns with
+    re, out of reach of the linear matcher)."""
+    global _VALIDATOR
+    if _VALIDATOR is None:
+        _VALIDATOR = _validator_class(_jsonschema())
+    used = set(_keys(schema))
+    if {"unevaluatedProperties", "patternProperties"} <= used:
+        raise UnsupportedPattern("schema 同时用了 unevaluatedProperties 和 patternProperties，"
+                                 "其中的 pattern 无法在线性时间内检查；请改用 additionalProperties")
+    return _VALIDATOR(schema)
 
 
 class ToolRegistry:
@@ -107,7 +201,7 @@ class ToolRegistry:
         """The tool's JSON-schema validator, built once per registered tool."""
         cached = self._validators.get(tool.name)
         if cached is None or cached[0] is not tool:
-            cached = self._validators[tool.name] = (tool, _jsonschema().Draft202012Validator(tool.parameters))
+            cached = self._validators[tool.name] = (tool, schema_validator(tool.parameters))
         return cached[1]
 
     def register(self, fn: Callable | None = None, *, name: str | None = None,

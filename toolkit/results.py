@@ -9,11 +9,11 @@ from __future__ import annotations
 import email.utils
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, Literal
 
-from .redaction import REDACT_MARGIN, SECRET_FIELD, redact, safe_str  # noqa: F401  (re-exported: the old home)
+from .redaction import INTERRUPTS, REDACT_MARGIN, SECRET_FIELD, redact, safe_repr, safe_str  # noqa: F401  (re-exported: the old home)
 
 ErrorType = Literal["retryable", "fatal", "partial"]
 RETRYABLE: ErrorType = "retryable"
@@ -137,6 +137,12 @@ class ToolResult:
         """Attempts beyond the first."""
         return max(self.attempts - 1, 0)
 
+    def __repr__(self) -> str:
+        """Every field but `trace`, each bounded and redacted (safe_repr): the full output in `artifact` may be
+        megabytes, hold keys, or be a value whose own __repr__ raises; repr() of the result never raises."""
+        shown = ", ".join(f"{f.name}={safe_repr(getattr(self, f.name), 300)}" for f in fields(self) if f.repr)
+        return f"ToolResult({shown})"
+
 
 @dataclass(frozen=True)
 class PartialResult:
@@ -219,7 +225,9 @@ def _attr(obj: Any, name: str) -> Any:
     """getattr(obj, name, None) that never raises: an attribute whose getter fails counts as missing."""
     try:
         return getattr(obj, name, None)
-    except Exception:
+    except BaseException as exc:  # GeneratorExit too: a getter runs inline, it cannot be a cancellation
+        if isinstance(exc, INTERRUPTS):
+            raise
         return None
 
 
@@ -269,19 +277,27 @@ def _header_text(get: Any, *names: str) -> str | None:
 
 
 def _number(text: str | None) -> float | None:
-    try:
-        return float(text) if text else None
-    except ValueError:
+    """A header's number: ASCII digits with an optional fraction ("3", "1500", "2.5"); None for anything
+    else: a sign ("-5"), an exponent ("1e3"), "_" or full-width digits, NaN, infinity, text. float() alone
+    would read all of these."""
+    if not text or not text.isascii():
         return None
+    whole, point, fraction = text.partition(".")
+    if not whole.isdigit() or (point and not fraction.isdigit()):
+        return None
+    return float(text)
 
 
 def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
     """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or HTTP date).
 
-    `retry-after-ms` wins when it is a readable number; a malformed one
-    ("soon", "NaN", "") is skipped, so a valid `Retry-After` beside it still
-    counts. Returns None when both are absent or unreadable; never negative,
-    never infinite. Never raises.
+    `retry-after-ms` wins when it is a readable number (ASCII digits, an
+    optional fraction); a malformed one ("soon", "NaN", "-5", "1e3", "",
+    full-width digits, over 64 characters) is skipped, so a valid
+    `Retry-After` beside it still counts. `Retry-After` is read the same way,
+    else as an HTTP date (a date in the past is a wait of 0). Returns None
+    when both are absent or unreadable; never negative, never infinite.
+    Never raises (headers whose get() raises count as absent).
     """
     if not headers:
         return None
@@ -299,7 +315,9 @@ def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
             return _wait_or_none(seconds)
         when = email.utils.parsedate_to_datetime(value).timestamp()
         return _wait_or_none(when - (time.time() if now is None else now))
-    except Exception:  # headers whose get() raises, a date email.utils cannot read
+    except BaseException as exc:  # headers whose get() raises (anything), a date email.utils cannot read
+        if isinstance(exc, INTERRUPTS):
+            raise
         return None
 
 
@@ -313,15 +331,26 @@ def classify_error(exc: BaseException) -> ErrorInfo:
     TypeError, KeyError), HTTP 4xx such as 400/401/403/404, the SDK's
     AuthenticationError, PermissionDeniedError, BadRequestError, and anything
     unknown (logged for a human rather than retried blindly).
-    Never raises, whatever the exception's str() does.
+    Never raises, whatever the exception's str() or attributes do (anything
+    they raise but KeyboardInterrupt and SystemExit makes it UNKNOWN).
     """
+    try:
+        return _classify(exc)
+    except BaseException as raised:  # an exception whose own attributes raise (GeneratorExit too)
+        if isinstance(raised, INTERRUPTS):
+            raise
+        return ErrorInfo(FATAL, ErrorCode.UNKNOWN, f"未知错误，已记录，需要人工查看（{type(exc).__name__}）")
+
+
+def _classify(exc: BaseException) -> ErrorInfo:
     detail = safe_str(exc, 300)
     name = type(exc).__name__
     where = f"{name}: {detail}" if detail else name
 
     if isinstance(exc, ToolError):
-        kind = RETRYABLE if exc.error_type == RETRYABLE else FATAL
-        code = as_code(safe_str(exc.code, 80)) if isinstance(exc.code, str) and exc.code else ErrorCode.TOOL_ERROR
+        kind = RETRYABLE if _attr(exc, "error_type") == RETRYABLE else FATAL
+        given = _attr(exc, "code")
+        code = as_code(safe_str(given, 80)) if isinstance(given, str) and given else ErrorCode.TOOL_ERROR
         return ErrorInfo(kind, code, detail or name, _seconds(_attr(exc, "retry_after")))
 
     status = _http_status(exc)
@@ -367,7 +396,9 @@ def error_from_envelope(value: Any) -> ErrorInfo | None:
         else:
             code, message = ErrorCode.TOOL_ERROR, safe_str(error, 500)
         return ErrorInfo(RETRYABLE if dict.get(value, "retryable") is True else FATAL, code, message)
-    except Exception:
+    except BaseException as exc:  # a value whose own methods raise anything (GeneratorExit too)
+        if isinstance(exc, INTERRUPTS):
+            raise
         return None
 
 
@@ -405,5 +436,7 @@ def unwrap_envelope(value: Any) -> tuple[Any, Any, ErrorInfo | None]:
         if info is not None and data is None and isinstance(error, dict):
             data = {k: v for k, v in dict.items(error) if k not in _ERROR_FIELDS} or None
         return data, dict.get(value, "source"), info
-    except Exception:  # a value whose own methods raise is no envelope: it is data
+    except BaseException as exc:  # a value whose own methods raise (anything) is no envelope: it is data
+        if isinstance(exc, INTERRUPTS):
+            raise
         return value, None, None

@@ -8,26 +8,31 @@ larger than a quarter of the budget is not kept at all, and when the kept ones
 add up to more than the budget, the oldest are released first. A released
 result stays in the history with `artifact` None and `artifact_released` (a
 ReleasedArtifact) saying how big the output was and why it went; the caller's
-own ToolResult keeps its artifact. `output_text` and `read_slice` read a kept
-output as text, slice by slice, for a tool that shows the model more of it.
+own ToolResult keeps its artifact. An agent run's `AgentRun.tool_results` keeps
+full outputs within the same budget the same way (`OutputBudget` does the
+counting for both), so a long run does not keep every call's megabytes either.
+`output_text` and `read_slice` read a kept output as text, slice by slice, for a
+tool that shows the model more of it.
 """
 from __future__ import annotations
 
 import collections
 import itertools
 import sys
-from dataclasses import dataclass
-from typing import Any, Iterator, Literal
+from dataclasses import dataclass, replace
+from typing import Any, Hashable, Iterator, Literal
 
+from .redaction import INTERRUPTS
 from .shrink import _bytes_text, dumps, shrink_json
 
-__all__ = ["ReleasedArtifact", "ReleaseReason", "output_bytes", "output_text", "read_slice", "ARTIFACT_SHARE",
-           "HISTORY_BYTES", "format_bytes"]
+__all__ = ["ReleasedArtifact", "ReleaseReason", "OutputBudget", "released", "output_bytes", "output_text",
+           "read_slice", "ARTIFACT_SHARE", "HISTORY_BYTES", "format_bytes"]
 
 HISTORY_BYTES = 64_000_000  # the default budget for the full outputs one executor's history keeps
 ARTIFACT_SHARE = 4          # one full output may take at most 1/ARTIFACT_SHARE of the budget
 
 ReleaseReason = Literal["budget", "too_large", "unmeasured"]
+_WHERE = {"history": ("执行器的历史", "历史里"), "run": ("本次运行的 tool_results（AgentRun）", "本次运行")}
 
 
 def format_bytes(n: int) -> str:
@@ -45,23 +50,26 @@ class ReleasedArtifact:
     reason: "budget" (the history's full outputs passed `budget` bytes and this was the
     oldest), "too_large" (larger than budget / ARTIFACT_SHARE: never kept) or
     "unmeasured" (its size could not be estimated, so it was not kept);
-    budget: the history's byte budget then. `str()` says it in Chinese.
+    budget: the history's byte budget then; where: "history" (an executor's
+    history) or "run" (an AgentRun's tool_results). `str()` says it in Chinese.
     """
 
     nbytes: int | None
     reason: ReleaseReason
     budget: int
+    where: Literal["history", "run"] = "history"
 
     @property
     def message(self) -> str:
         size = "大小无法估计" if self.nbytes is None else f"约 {format_bytes(self.nbytes)}"
+        place, holder = _WHERE[self.where]
         if self.reason == "budget":
-            why = f"历史里保留的完整输出合计超过 {format_bytes(self.budget)}，最早的先释放"
+            why = f"{holder}保留的完整输出合计超过 {format_bytes(self.budget)}，最早的先释放"
         elif self.reason == "too_large":
             why = f"单个完整输出最多保留 {format_bytes(self.budget // ARTIFACT_SHARE)}"
         else:
-            why = "无法估计它占用的内存，为了不让历史无限增长没有保留"
-        return f"完整输出（{size}）已从执行器的历史中释放：{why}"
+            why = f"无法估计它占用的内存，为了不让{holder}无限增长没有保留"
+        return f"完整输出（{size}）已从{place}中释放：{why}；交给模型的结果（data）不受影响"
 
     def __str__(self) -> str:
         return self.message
@@ -111,8 +119,75 @@ def output_bytes(value: Any, limit: int) -> int | None:
             if type(part) not in _LEAVES:
                 stack.append(_parts(part))
         return total
-    except Exception:
+    except BaseException as exc:  # anything a value's own __sizeof__, __dict__ ... raise (GeneratorExit too)
+        if isinstance(exc, INTERRUPTS):
+            raise
         return None
+
+
+def released(result: Any, size: int | None, reason: ReleaseReason, budget: int,
+             where: Literal["history", "run"] = "history") -> Any:
+    """A copy of the ToolResult `result` without its full output, saying how big it was and why it went."""
+    return replace(result, artifact=None, artifact_released=ReleasedArtifact(size, reason, budget, where))
+
+
+class OutputBudget:
+    """Counts the full outputs a list of results keeps, within `budget` bytes; says which to let go.
+
+    `admit(key, result)` measures `result.artifact` (toolkit.retention.output_bytes,
+    work bounded by a quarter of the budget). An output that is larger than that
+    quarter, or cannot be measured, is not kept: the result comes back released
+    ("too_large", "unmeasured"). Otherwise it is counted under `key`, and the
+    oldest kept outputs that no longer fit are handed back as (key, bytes) for the
+    caller to release ("budget"). An output that is the result's `data` itself
+    costs nothing extra (the data is budgeted already). Never raises.
+    """
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.kept_bytes = 0  # the kept full outputs, in bytes (estimated)
+        self._kept: collections.OrderedDict[Hashable, int] = collections.OrderedDict()  # key -> bytes, oldest first
+
+    def admit(self, key: Hashable, result: Any, where: Literal["history", "run"] = "history"
+              ) -> tuple[Any, list[tuple[Hashable, int]]]:
+        """(the result as kept, the (key, bytes) of older outputs to release now)."""
+        artifact, limit = result.artifact, self.budget // ARTIFACT_SHARE
+        size = 0 if artifact is None or artifact is result.data else output_bytes(artifact, limit)
+        if size is None or size > limit:
+            return released(result, size, "unmeasured" if size is None else "too_large", self.budget, where), []
+        if size and key is not None:
+            self._kept[key] = size
+            self.kept_bytes += size
+        over: list[tuple[Hashable, int]] = []
+        while self.kept_bytes > self.budget and self._kept:
+            old, nbytes = self._kept.popitem(last=False)
+            self.kept_bytes -= nbytes
+            over.append((old, nbytes))
+        return result, over
+
+    @classmethod
+    def of(cls, executor: Any) -> "OutputBudget":
+        """A budget as large as `executor`'s history's (ToolExecutor(history_bytes=...)); HISTORY_BYTES for an
+        executor of one's own that has none (chapter 06's MyExecutor)."""
+        budget = getattr(getattr(executor, "records", None), "history_bytes", None)
+        return cls(budget if isinstance(budget, int) and not isinstance(budget, bool) and budget >= 0
+                   else HISTORY_BYTES)
+
+    def append(self, results: list, result: Any, where: Literal["history", "run"] = "run") -> None:
+        """Append `result` to `results` (an AgentRun's tool_results: the key is its index), its full output
+        counted, and release the oldest kept outputs of the list that no longer fit."""
+        result, over = self.admit(len(results), result, where)
+        results.append(result)
+        for index, size in over:
+            results[index] = released(results[index], size, "budget", self.budget, where)  # type: ignore[index]
+
+    def forget(self, key: Hashable) -> None:
+        """The result under `key` left (with its output): its bytes no longer count."""
+        self.kept_bytes -= self._kept.pop(key, 0)
+
+    def clear(self) -> None:
+        self._kept.clear()
+        self.kept_bytes = 0
 
 
 def output_text(artifact: Any, max_chars: int) -> str:

@@ -19,7 +19,7 @@ from typing import Any, Awaitable, Callable, Iterable
 from . import wording
 from .backoff import Backoff
 from .clock import Clock, get_clock
-from .results import ErrorCode, ErrorInfo, PartialResult, classify_error, unwrap_envelope
+from .results import INTERRUPTS, ErrorCode, ErrorInfo, PartialResult, classify_error, unwrap_envelope
 
 __all__ = [
     "Backoff", "RetryPolicy", "RetryBudget", "Attempt", "RetryOutcome", "call_tool_with_retry",
@@ -309,7 +309,9 @@ def is_awaitable(value: Any) -> bool:
     """inspect.isawaitable that never raises (a value whose __class__ raises is not awaitable)."""
     try:
         return inspect.isawaitable(value)
-    except Exception:
+    except BaseException as exc:  # anything its __class__ raises (GeneratorExit too): a sync read, no cancellation
+        if isinstance(exc, INTERRUPTS):
+            raise
         return False
 
 

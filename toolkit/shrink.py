@@ -21,15 +21,25 @@ import uuid
 from pathlib import PurePath
 from typing import Any, Iterable
 
-from .results import PartialResult, ToolResult, redact, safe_str
+from .results import INTERRUPTS, PartialResult, ToolResult, redact, safe_str
 
-__all__ = ["shrink_json", "dumps", "exceeds", "MAX_DEPTH"]
+__all__ = ["shrink_json", "dumps", "exceeds", "omitted_notes", "MAX_DEPTH", "Unreadable"]
 
 MAX_DEPTH = 20               # deeper nesting is shown as a note
 
 
 class _OverBudget(Exception):
     pass
+
+
+class Unreadable(Exception):
+    """A value that cannot be read at all raised something that is not an Exception (a GeneratorExit, a
+    CancelledError, a BaseException of its own) while being read: carried as an Exception, so the road's
+    `except Exception` turns it into an error result like any other. `raised` is what it raised."""
+
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__(f"{type(raised).__name__}: {safe_str(raised, 200)}")
+        self.raised = raised
 
 
 # (max items per container, max characters per string); None = no limit
@@ -72,15 +82,38 @@ class _Renderer:
         self.spend(len(value) + 2)
         return value
 
+    def data(self, obj: Any) -> str:
+        """Bytes as their UTF-8 text; a head cut to the string limit keeps the size ("…（共 N 字节）") whole."""
+        size = len(obj)
+        text = _bytes_text(bytes(obj[: (self.strlen or size) * 4 + 4]), size)
+        suffix = f"…（共 {size} 字节）"
+        if not text.endswith(suffix):  # all of it, or a note for binary data
+            return self.text(text)
+        head = text[: -len(suffix)]
+        if self.strlen is not None and len(head) > self.strlen:
+            self.shrunk = True
+            head = redact(head[: self.strlen + 256])[: self.strlen]  # redact before cutting, as text() does
+        value = _clean(head) + suffix
+        self.spend(len(value) + 2)
+        return value
+
+    def note(self, value: str) -> str:
+        """One of the renderer's own notes ("…还有 N 项未显示"): whole or not at all, never cut like data (a
+        note cut short would be a marker inside a marker)."""
+        self.spend(len(value) + 2)
+        return value
+
     def render(self, obj: Any, depth: int = 0) -> Any:
         """`obj` as JSON-ready data within the budget; a part whose own methods raise becomes a note."""
         try:
             return self._render(obj, depth)
-        except (_OverBudget, RecursionError):
+        except (_OverBudget, RecursionError, *INTERRUPTS):
             raise
-        except Exception as exc:  # a value whose __len__, items(), __str__, ... raise is shown, never raised
-            if self.strict and depth == 0:
-                raise
+        except BaseException as exc:  # a value whose __len__, items(), __str__, ... raise (anything: GeneratorExit
+            if self.strict and depth == 0:  # too; it runs inline, no cancellation) is shown, never raised
+                if isinstance(exc, Exception):
+                    raise
+                raise Unreadable(exc) from exc
             self.shrunk = True
             return self.text(_unreadable(obj, exc))
 
@@ -103,7 +136,7 @@ class _Renderer:
         if isinstance(obj, str):
             return self.text(obj if type(obj) is str else str.__str__(obj))  # a subclass's own methods are not called
         if isinstance(obj, (bytes, bytearray, memoryview)):
-            return self.text(_bytes_text(bytes(obj[: (self.strlen or len(obj)) * 4 + 4]), len(obj)))
+            return self.data(obj)
         simple = _simple_text(obj)
         if simple is not None:
             return self.text(simple)
@@ -135,14 +168,16 @@ class _Renderer:
             return self.sequence(n, sorted(items, key=safe_str) if n <= 1000 else itertools.islice(items, 1000), depth)
         try:
             dump = getattr(obj, "model_dump", None)  # pydantic models, openai SDK objects
-        except Exception:  # an object whose __getattr__ raises is still shown as text
+        except BaseException as exc:  # an object whose __getattr__ raises is still shown as text
+            if isinstance(exc, INTERRUPTS):
+                raise
             dump = None
         if callable(dump):
             try:
                 return self.render(dump(), depth + 1)
-            except _OverBudget:
+            except (_OverBudget, *INTERRUPTS):
                 raise
-            except Exception:
+            except BaseException:
                 pass
         return self.text(safe_str(obj, 10_000))
 
@@ -158,7 +193,7 @@ class _Renderer:
             shown += 1
         if shown < n:
             self.shrunk = True
-            out["…"] = self.text(f"还有 {n - shown} 个字段未显示（共 {n} 个）")
+            out["…"] = self.note(f"还有 {n - shown} 个字段未显示（共 {n} 个）")
         return out
 
     def sequence(self, total: int, items: Iterable[Any], depth: int) -> list:
@@ -173,7 +208,7 @@ class _Renderer:
             self.shrunk = True
             if out:
                 self.spend(2)
-            out.append(self.text(f"…还有 {total - len(out)} 项未显示（共 {total} 项）"))
+            out.append(self.note(f"…还有 {total - len(out)} 项未显示（共 {total} 项）"))
         return out
 
 
@@ -184,17 +219,15 @@ def _view(obj: Any, base: type) -> tuple[int, Iterable[Any]]:
     if type(obj) is not base:
         try:
             return len(obj), iter(obj.items() if base is dict else obj)
-        except Exception:
-            pass
+        except BaseException as exc:
+            if isinstance(exc, INTERRUPTS):
+                raise
     return base.__len__(obj), (dict.items(obj) if base is dict else base.__iter__(obj))  # type: ignore[attr-defined]
 
 
 def _unreadable(obj: Any, exc: BaseException) -> str:
     """The note for a value that cannot be read: its type and what reading it raised."""
-    try:
-        kind = type(obj).__name__
-    except Exception:
-        kind = "?"
+    kind = type.__dict__["__name__"].__get__(type(obj))  # as the type holds it: no metaclass property runs
     return f"<无法读取的 {safe_str(kind, 60)} 值（{type(exc).__name__}: {safe_str(exc, 80)}）>"
 
 
@@ -221,9 +254,39 @@ def _simple_text(obj: Any) -> str | None:
     return None
 
 
+def omitted_notes(obj: Any) -> tuple[str, ...]:
+    """What stands for `obj` when nothing of it fits, longest first, each a whole marker: what it was and how
+    much of it ("…（共 3000 项，均已省略）", "…（共 2 个字段，均已省略）", "…（共 5000 字符，均已省略）"),
+    then "…（已省略）", then "…". Never raises."""
+    try:
+        kind = type(obj)
+        if issubclass(kind, dict):
+            whole = f"…（共 {dict.__len__(obj)} 个字段，均已省略）"
+        elif issubclass(kind, str):
+            whole = f"…（共 {str.__len__(obj)} 字符，均已省略）"
+        elif issubclass(kind, (bytes, bytearray, memoryview)):
+            whole = f"…（共 {memoryview(obj).nbytes} 字节，均已省略）"
+        elif issubclass(kind, (list, tuple, set, frozenset)):
+            base = next(b for b in (list, tuple, set, frozenset) if issubclass(kind, b))
+            whole = f"…（共 {base.__len__(obj)} 项，均已省略）"  # type: ignore[attr-defined]
+        else:
+            whole = f"…（{safe_str(type.__dict__['__name__'].__get__(kind), 24)} 值，已省略）"
+    except BaseException as exc:  # a buffer that cannot be viewed, say
+        if isinstance(exc, INTERRUPTS):
+            raise
+        whole = "…（结果过大，已省略）"
+    return whole, "…（已省略）", "…"
+
+
+def _omitted(obj: Any, max_chars: int) -> str:
+    """The longest of omitted_notes(obj) whose JSON fits max_chars ("…" when none does)."""
+    return next((n for n in omitted_notes(obj) if len(dumps(n)) <= max_chars), "…")
+
+
 def _shrink(obj: Any, max_chars: int, strict: bool = False) -> tuple[Any, bool]:
     """(rendered `obj`, whether anything was left out); with `strict`, a value that cannot be read at all
-    (not a part of it) raises instead of becoming a note."""
+    (not a part of it) raises instead of becoming a note. When not even the tightest level fits, a whole
+    marker stands for the value (omitted_notes), never a marker cut short."""
     for items, strlen in _LEVELS:
         renderer = _Renderer(items, strlen, max_chars, strict)
         try:
@@ -236,8 +299,7 @@ def _shrink(obj: Any, max_chars: int, strict: bool = False) -> tuple[Any, bool]:
         # so small values skip the check serialization
         if renderer.used * 6 <= max_chars or len(dumps(value)) <= max_chars:
             return value, renderer.shrunk
-    note = f"…（结果过大，已省略；原类型 {type(obj).__name__}）"
-    return note[: max(max_chars - 2, 1)], True
+    return _omitted(obj, max_chars), True
 
 
 def exceeds(value: Any, max_chars: int) -> bool:

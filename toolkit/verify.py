@@ -37,6 +37,7 @@ It checks where numbers come from, not how they are paired: "显示器 2985，
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -47,7 +48,7 @@ from .knowledge import ToolKnowledge, knowledge_for, knowledge_for_data
 from .numbers import numbers_in_text, numbers_in_value
 from .numbers import supported as _supported
 from .readback import read_tool_content
-from .results import ToolResult, safe_str
+from .results import INTERRUPTS, ToolResult, safe_str
 
 __all__ = ["AnswerCheck", "check_answer", "FAILURE_WORDS"]
 
@@ -62,8 +63,8 @@ class AnswerCheck:
 
     ok: bool
     mismatches: list[str]
-    numbers_in_answer: list[int | float]
-    unsupported_numbers: list[int | float] = field(default_factory=list)
+    numbers_in_answer: list[int | float | Decimal]  # a Decimal for a number int/float cannot hold (over 4,300 digits)
+    unsupported_numbers: list[int | float | Decimal] = field(default_factory=list)
     tool_failed: bool = False
 
     def report(self) -> str:
@@ -73,12 +74,26 @@ class AnswerCheck:
         return "✘ 回答未通过验收：\n" + "\n".join(f"- {m}" for m in self.mismatches)
 
 
-def _plain(value: Decimal) -> int | float:
-    return int(value) if value == value.to_integral_value() else float(value)
+_INT_DIGITS = 4300  # Python refuses str() of longer ints (sys.get_int_max_str_digits): such a number stays a Decimal
+_SHOWN_DIGITS = 40  # a longer number is shown by its first digits and how many it has
+
+
+def _plain(value: Decimal) -> int | float | Decimal:
+    """The number as Python's own int or float; a Decimal when neither can hold it as text can (over 4,300
+    digits, or a float that would be infinite): an int that repr() refuses must not reach a notebook."""
+    if value == value.to_integral_value():
+        return int(value) if value.adjusted() < _INT_DIGITS else value
+    number = float(value)
+    return number if math.isfinite(number) else value
 
 
 def _show(value: Decimal) -> str:
-    return str(_plain(value))
+    """The number as the answer wrote it, for a mismatch: whole up to 40 digits, else its head and length."""
+    if value.adjusted() < _SHOWN_DIGITS:
+        return str(_plain(value))
+    text = format(value, "f")
+    digits = sum(c.isdigit() for c in text)
+    return f"{text[:20]}…（共 {digits} 位数字）"
 
 
 @dataclass
@@ -139,7 +154,9 @@ def _required(answer: str, numbers: set[Decimal], data: Any, required: Mapping[s
 def _rule_name(rule: Any) -> str:
     try:
         name = getattr(rule, "__name__", None)
-    except Exception:  # an object whose attributes raise
+    except BaseException as exc:  # an object whose attributes raise (anything: GeneratorExit too)
+        if isinstance(exc, INTERRUPTS):
+            raise
         name = None
     return safe_str(name, 80) if isinstance(name, str) else type(rule).__name__
 
@@ -152,7 +169,9 @@ def _rules(answer: str, data: Any, knowledge: ToolKnowledge) -> list[str]:
     for rule in knowledge.answer_rules:
         try:
             problems += [safe_str(p, 300) for p in rule(answer, data) or ()]
-        except Exception as exc:
+        except BaseException as exc:  # a rule's own GeneratorExit or CancelledError too: it runs inline
+            if isinstance(exc, INTERRUPTS):
+                raise
             problems.append(f"答案规则 {_rule_name(rule)} 出错：{type(exc).__name__}: {safe_str(exc, 120)}")
     return problems
 
@@ -167,7 +186,9 @@ def check_answer(answer: str, tool_result: Any, *more_results: Any, question: st
     Chinese label of facts the answer must mention when that tool succeeded
     (default: the tool's own ToolKnowledge.required, found by the ToolResult's
     name or by the shape of the data; fields a result does not have are
-    skipped). Raises ValueError when answer is not a str or a tool result is None.
+    skipped). Numbers of any length are read (one of 5,000 digits too: it is
+    reported by its first digits, and kept as a Decimal in numbers_in_answer).
+    Raises ValueError when answer is not a str or a tool result is None.
     """
     if not isinstance(answer, str):
         raise ValueError(f"answer must be the model's final text (str), got {type(answer).__name__}")

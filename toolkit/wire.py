@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .results import safe_str
+from .results import INTERRUPTS, safe_str
 
 __all__ = ["WireFormat", "FORMATS", "BUILT_IN", "ToolCall", "register_format", "get_format", "parse_tool_call",
            "wrap_result", "CHAT_COMPLETIONS", "RESPONSES", "ANTHROPIC"]
@@ -59,7 +59,9 @@ def field_of(obj: Any, key: str) -> Any:
     """obj[key] for a dict, obj.key for an SDK object; None when missing. Never raises."""
     try:
         return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
-    except Exception:  # a property that raises (a half-built SDK object): the field is missing
+    except BaseException as exc:  # a property that raises anything (a half-built SDK object): the field is missing
+        if isinstance(exc, INTERRUPTS):
+            raise
         return None
 
 
@@ -144,12 +146,28 @@ _SAMPLE_PARAMETERS = {"type": "object", "properties": {"city": {"type": "string"
 _SAMPLE_CONTENT = json.dumps({"status": "success", "result": "晴", "error": None, "error_type": None,
                               "execution_time_ms": 0.0}, ensure_ascii=False)
 _SAMPLE_CALL = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+FORMAT_FAILED = "消息格式 {name} 无法包装这次的工具结果（{why}），结果没有送达；不要编造结果，可以告诉用户出了什么问题"
+
+
+def _error_content(name: str, why: str) -> str:
+    """The error result wrap_result hands a format whose result_message failed on the real one."""
+    text = FORMAT_FAILED.format(name=safe_str(name, 80), why=why)
+    return json.dumps({"status": "error", "result": None, "error": text, "error_type": "fatal",
+                       "execution_time_ms": 0.0, "error_code": "PLUGIN_ERROR"}, ensure_ascii=False)
+
+
+def _failure(exc: BaseException) -> str:
+    if isinstance(exc, INTERRUPTS):
+        raise exc
+    return f"{type(exc).__name__}: {safe_str(exc, 200)}"
 
 
 def _try_out(fmt: WireFormat) -> None:
     """Call each of the format's functions once on a sample; ValueError (Chinese) naming the one that fails."""
+    error_sample = _error_content(fmt.name, "示例")  # what wrap_result falls back to: it must work too
     trials = (("tool_schema", lambda: fmt.tool_schema("get_weather", "查天气", _SAMPLE_PARAMETERS), dict),
               ("result_message", lambda: fmt.result_message("call_1", _SAMPLE_CONTENT, False), dict),
+              ("result_message", lambda: fmt.result_message("toolu_01Xy9", error_sample, True), dict),
               ("parse_call", lambda: fmt.parse_call(_SAMPLE_CALL), ToolCall),
               ("looks_like", lambda: fmt.looks_like(_SAMPLE_CALL), object))
     for part, trial, wanted in trials:
@@ -157,9 +175,9 @@ def _try_out(fmt: WireFormat) -> None:
             raise ValueError(f"消息格式 {fmt.name!r} 的 {part} 应是函数，实际是 {type(getattr(fmt, part)).__name__}")
         try:
             value = trial()
-        except Exception as exc:
-            raise ValueError(f"消息格式 {fmt.name!r} 的 {part} 在示例数据上出错（{type(exc).__name__}: "
-                             f"{safe_str(exc, 200)}），没有注册；先单独调用它试一试") from None
+        except BaseException as exc:  # GeneratorExit too: only KeyboardInterrupt and SystemExit propagate
+            raise ValueError(f"消息格式 {fmt.name!r} 的 {part} 在示例数据上出错（{_failure(exc)}），没有注册；"
+                             "先单独调用它试一试") from None
         if not isinstance(value, wanted):
             raise ValueError(f"消息格式 {fmt.name!r} 的 {part} 应返回 {wanted.__name__}，"
                              f"实际返回了 {type(value).__name__}，没有注册")
@@ -168,10 +186,11 @@ def _try_out(fmt: WireFormat) -> None:
 def register_format(fmt: WireFormat, *, replace: bool = False) -> WireFormat:
     """Add a wire format under `fmt.name` for the whole process; returns it.
 
-    Each of its four functions is tried once on a sample (a tool schema, a
-    result, a Chat Completions call): one that raises or returns the wrong type
-    is refused with a ValueError naming it, so a broken format fails here, not
-    in the middle of a run. A built-in name ("openai_chat", "openai_responses",
+    Each of its four functions is tried on a sample (a tool schema, a success
+    result and the error result wrap_result falls back to, a Chat Completions
+    call): one that raises anything or returns the wrong type is refused with a
+    ValueError naming it, so a broken format fails here, not in the middle of a
+    run. A built-in name ("openai_chat", "openai_responses",
     "anthropic") is replaced only with replace=True (the toolkit's own format
     object, `BUILT_IN[name]`, puts it back); any other name may be registered
     again (re-running a notebook cell replaces the earlier version).
@@ -187,37 +206,44 @@ def register_format(fmt: WireFormat, *, replace: bool = False) -> WireFormat:
     return fmt
 
 
-FORMAT_FAILED = "消息格式 {name} 无法包装这次的工具结果（{why}），结果没有送达；不要编造结果，可以告诉用户出了什么问题"
+def _message(fmt: WireFormat, call_id: str, content: str, is_error: bool) -> tuple[dict | None, str]:
+    """(fmt.result_message(...) as a plain dict, "") or (None, why it failed); raises only interrupts."""
+    try:
+        message = fmt.result_message(call_id, content, is_error)
+        if isinstance(message, dict):
+            return dict(dict.items(message)), ""  # a plain copy: a dict subclass's own methods are not called again
+        return None, f"result_message 返回了 {safe_str(type(message).__name__, 60)}，不是 dict"
+    except BaseException as exc:  # GeneratorExit too: a format's own bug, it runs inline
+        return None, _failure(exc)
 
 
 def wrap_result(fmt: WireFormat, call_id: str, content: str, is_error: bool) -> dict:
     """`fmt.result_message(call_id, content, is_error)`, where a format's own bug does not raise.
 
-    A result_message that raises, or returns something other than a dict, is
-    called again with an error content instead (status "error", error_code
-    "PLUGIN_ERROR", the exception named): the model reads a failure in the
-    API's own shape, the run goes on. Raises ValueError (naming the format and
-    the exception) only when that fails too.
+    A result_message that raises (anything but KeyboardInterrupt or SystemExit:
+    GeneratorExit too) or returns something other than a dict is called again
+    with an error content instead (status "error", error_code "PLUGIN_ERROR",
+    the exception named): the model reads a failure in the API's own shape, the
+    run goes on. When that fails too, a format registered under a built-in name
+    (replace=True) falls back to the toolkit's own format of that name, whose
+    shape the API expects; any other format raises ValueError (naming the
+    format and both failures). register_format tried result_message on a
+    success and on this error content, so only a format that fails on what it
+    passed there (or one handed over without registering) gets that far.
     """
-    try:
-        message = fmt.result_message(call_id, content, is_error)
-        if isinstance(message, dict):
-            return message
-        why = f"result_message 返回了 {type(message).__name__}，不是 dict"
-    except Exception as exc:
-        why = f"{type(exc).__name__}: {safe_str(exc, 200)}"
-    error = json.dumps({"status": "error", "result": None,
-                        "error": FORMAT_FAILED.format(name=safe_str(fmt.name, 80), why=why),
-                        "error_type": "fatal", "execution_time_ms": 0.0, "error_code": "PLUGIN_ERROR"},
-                       ensure_ascii=False)
-    try:
-        message = fmt.result_message(call_id, error, True)
-    except Exception as exc:
-        raise ValueError(f"消息格式 {safe_str(fmt.name, 80)!r} 的 result_message 无法包装工具结果（{why}；"
-                         f"再包装错误结果时 {type(exc).__name__}: {safe_str(exc, 200)}）") from None
-    if not isinstance(message, dict):
-        raise ValueError(f"消息格式 {safe_str(fmt.name, 80)!r} 的 result_message 应返回 dict（{why}）")
-    return message
+    message, why = _message(fmt, call_id, content, is_error)
+    if message is not None:
+        return message
+    error = _error_content(fmt.name, why)
+    message, again = _message(fmt, call_id, error, True)
+    if message is not None:
+        return message
+    own = BUILT_IN.get(fmt.name) if isinstance(fmt.name, str) else None
+    if own is not None and own is not fmt:
+        return own.result_message(call_id, _error_content(fmt.name, f"{why}；再包装错误结果时 {again}"), True)
+    raise ValueError(f"消息格式 {safe_str(fmt.name, 80)!r} 的 result_message 无法包装工具结果（{why}；"
+                     f"再包装错误结果时 {again}），没有可以交给模型的消息：先单独调用它试一试，"
+                     "用 register_format 注册时会先在示例上试用")
 
 
 def get_format(fmt: "str | WireFormat") -> WireFormat:
@@ -248,6 +274,8 @@ def parse_tool_call(tool_call: Any, fmt: "str | WireFormat | None" = None) -> To
         try:
             if candidate.looks_like(tool_call):
                 return candidate.parse_call(tool_call)
-        except Exception:  # a registered format's reader that raises: try the next one
+        except BaseException as exc:  # a registered format's reader that raises anything: try the next one
+            if isinstance(exc, INTERRUPTS):
+                raise
             continue
     return _chat_call(tool_call)

@@ -51,6 +51,7 @@ from ..messages import decision_for_model, format_tool_message
 from ..plugins import MESSAGE_FIELDS_CHARS, is_awaitable, own_failure, plugin_message
 from ..registry import ToolRegistry
 from ..results import FATAL, RETRYABLE, ErrorCode, ToolResult, redact, safe_str
+from ..retention import OutputBudget
 from ..safety import redact_value
 from ..task_context import TaskContext, split_steps, with_task_context
 from ..wire import ToolCall, parse_tool_call
@@ -192,7 +193,9 @@ def _takes_next_step(plugin: Callable[..., Any]) -> bool:
     """Whether the plug-in has a `next_step` parameter (one whose signature cannot be read has not)."""
     try:
         return "next_step" in inspect.signature(plugin).parameters
-    except Exception:
+    except BaseException as exc:  # a plug-in object whose __signature__ raises anything: it runs inline
+        if not own_failure(exc):
+            raise
         return False
 
 
@@ -223,10 +226,11 @@ class _Loop(ApprovalGate):
         self.run_record = AgentRun(question, "", "error", model, task_context=ctx)
         self.run_record.messages = [{"role": "system", "content": system_prompt},
                                     {"role": "user", "content": question}]
-        self.seen: dict[tuple[str, str], tuple[int, ToolResult | None]] = {}
+        self.seen: dict[tuple[str, str], tuple[int, str | None]] = {}  # -> (call number, error_type): no result
         self.given: dict[str, tuple[bool, str]] = {}  # call id -> a person's decision (resume)
         self.max_turns = 0
-        self.failures: dict[str, list[ToolResult]] = {}  # tool name -> its failed runs since its last success
+        self.failures: dict[str, list[str]] = {}  # tool name -> error codes of its failed runs since its last success
+        self.outputs = OutputBudget.of(executor)  # run.tool_results' full outputs, within the history's bytes
 
     def run(self, max_turns: int, first_turn: int = 1, leftover: Sequence[ToolCall] = ()) -> AgentRun:
         import openai  # lazy, as everywhere in the toolkit: `import toolkit.agent` stays light
@@ -327,10 +331,10 @@ class _Loop(ApprovalGate):
         ran = run_sync(self.executor.run_tool_calls([calls[i] for i in fresh], self.registry))
         for i, result in zip(fresh, ran):
             results[i] = result
-            self.seen[keys[i]] = (first + i, result)
+            self.seen[keys[i]] = (first + i, result.error_type or "")
             if result.attempts:  # the tool ran: a failure counts, a success resets
                 failed = self.failures.setdefault(result.name, [])
-                failed[:] = [*failed, result] if result.status == "error" else []
+                failed[:] = [*failed, str(result.error_code or "错误")] if result.status == "error" else []
         for call, result in zip(calls, results):
             assert result is not None
             self._append_tool_message(turn, call, result)
@@ -340,10 +344,9 @@ class _Loop(ApprovalGate):
         failed = self.failures.get(call.name or "", [])
         if self.max_tool_failures is None or len(failed) < self.max_tool_failures:
             return None
-        last = failed[-1]
         return ToolResult(call.name or "(unknown)", None,
                           f"工具 {call.name} 已经连续失败 {len(failed)} 次（换了参数也一样，最后一次是 "
-                          f"{last.error_code or '错误'}），这次不再调用它；请不要再试这个工具，"
+                          f"{failed[-1]}），这次不再调用它；请不要再试这个工具，"
                           "直接告诉用户这一步失败了以及原因",
                           error_type=FATAL, error_code=ErrorCode.TOOL_FAILURE_LIMIT, attempts=0, truncated=False,
                           call_id=call.id, started_at=self.clock.now(), args_summary=safe_str(call.arguments, 200))
@@ -351,7 +354,7 @@ class _Loop(ApprovalGate):
     def _repeat_of(self, key: tuple[str, str], index: int, call: ToolCall) -> ToolResult | None:
         """A refusal when `key` was called before (and did not fail transiently), else None."""
         earlier = self.seen.get(key)
-        if earlier is None or (earlier[1] is not None and earlier[1].error_type == RETRYABLE):
+        if earlier is None or earlier[1] == RETRYABLE:
             self.seen[key] = (index, None)
             return None
         return ToolResult(call.name or "(unknown)", None,
@@ -413,7 +416,7 @@ class _Loop(ApprovalGate):
         if self.ctx is not None:  # the [TASK_CONTEXT] block goes first; the transcript keeps the context itself
             message = {**message, "content": with_task_context(content, self.ctx)}
         self.run_record.messages.append(message)
-        self.run_record.tool_results.append(result)
+        self.outputs.append(self.run_record.tool_results, result)  # its full output within the byte budget
         self.run_record.transcript.append({
             "kind": "tool", "turn": turn, "tool_call_id": call.id, "name": result.name,
             "arguments": safe_str(call.arguments, 500), "status": result.status,

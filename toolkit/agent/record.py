@@ -25,7 +25,12 @@ class AgentRun:
     "duration_ms"}, in order; a tool step has the tool result's "content" (the
     message without its [TASK_CONTEXT] block) and the "task_context" as the loop
     held it then (a copy; None for a single-step task). tool_results: one ToolResult per tool_call_id,
-    as the model read it (after the evaluate plug-in's decision was acted on, see toolkit.decisions.apply_decision).
+    as the model read it (after the evaluate plug-in's decision was acted on, see toolkit.decisions.apply_decision);
+    their full outputs (`artifact`) are kept within the executor's `history_bytes` like its history
+    (toolkit.retention): one over a quarter of it is not kept and the oldest go first, so a long run
+    does not hold every call's megabytes. A released one has `artifact` None and `artifact_released`
+    (where="run") saying how big it was and why; its `data`, what the model read, stays. A tool such
+    as chapter 10's read_more reads the executor's history (`executor.read_output`), not this list.
     stopped: "answered", "max_turns" (the loop limit), "error" (the model
     endpoint failed or sent a reply that is not a chat completion; `error` says
     why and `answer` says it in Chinese) or "needs_approval" (a call to a tool that

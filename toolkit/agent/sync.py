@@ -82,7 +82,10 @@ def run_sync(coro: Coroutine) -> Any:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        box = asyncio.run(_boxed(coro))
+        if box.error is not None:
+            raise box.error
+        return box.value
     caller = asyncio.current_task()  # the cell's task, blocked here while the batch runs
     runner = _Runner(coro)
     runner.start()
@@ -98,6 +101,29 @@ def run_sync(coro: Coroutine) -> Any:
     if runner.error is not None:
         raise runner.error
     return runner.result
+
+
+class _Box:
+    """A coroutine's result (or the exception it raised) as the task holds it. asyncio.run repr()s its finished
+    task on the way out (checking its SIGINT handler): a result or exception whose repr raises would escape
+    asyncio.run and leave that handler installed, and every later asyncio.run would raise it too."""
+
+    __slots__ = ("value", "error")
+
+    def __init__(self, value: Any, error: BaseException | None = None) -> None:
+        self.value, self.error = value, error
+
+    def __repr__(self) -> str:
+        return "<result>"
+
+
+async def _boxed(coro: Coroutine) -> _Box:
+    try:
+        return _Box(await coro)
+    except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
+        raise  # asyncio.run must see these as they are
+    except BaseException as exc:  # handed back to run_sync, which raises it outside asyncio.run
+        return _Box(None, exc)
 
 
 def call_plugin(plugin: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
