@@ -103,6 +103,21 @@ def test_structured_content_that_breaks_its_output_schema_is_a_fatal_error(serve
     assert "total_sales" in result.error and result.data is None
 
 
+def test_a_servers_output_schema_patterns_are_applied_in_linear_time():
+    """A server writes its outputSchema and its structuredContent: both untrusted, so its patterns run on the
+    toolkit's linear matcher, like a tool's argument schema's (a backreference is refused with the reason;
+    ^(a+)+$ on forty a's and a '!' backtracks for hours under Python's re)."""
+    backreference = {"type": "object", "properties": {"s": {"type": "string", "pattern": "(a)\\1"}}}
+    result = types.CallToolResult(content=[types.TextContent(type="text", text="{}")], structured_content={"s": "aa"})
+    envelope = envelope_from_result(result, backreference)
+    assert envelope["status"] == "error" and "反向引用" in envelope["error"]["message"], envelope
+    nested = {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}}
+    result = types.CallToolResult(content=[types.TextContent(type="text", text="{}")],
+                                  structured_content={"s": "a" * 40 + "!"})
+    envelope = envelope_from_result(result, nested)
+    assert envelope["status"] == "error" and "不符合格式" in envelope["error"]["message"], envelope
+
+
 def test_envelope_from_sdk_results():
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
     ok = types.CallToolResult(content=[types.TextContent(type="text", text='{"n": 1}')], structured_content={"n": 1})

@@ -19,7 +19,7 @@ import binascii
 import json
 from typing import Any
 
-from ..registry import _jsonschema
+from ..registry import schema_validator
 from ..results import ErrorCode, safe_str
 
 __all__ = ["APPROVAL_META", "ERROR_META", "KIND_META", "INVALID_STRUCTURED_CONTENT", "envelope_from_result", "error_envelope", "block_value"]
@@ -81,9 +81,11 @@ def _content(blocks: list) -> Any:
 
 
 def _schema_problem(value: Any, schema: dict) -> str | None:
-    """Why `value` does not match `schema` (one line), or None."""
+    """Why `value` does not match `schema` (one line), or None. The schema's patterns run in linear time, like a
+    tool's argument schema's (toolkit.registry.schema_validator): the server's schema and its output are both
+    untrusted."""
     try:
-        validator = _jsonschema().Draft202012Validator(schema)
+        validator = schema_validator(schema)
         errors = sorted(validator.iter_errors(value), key=lambda e: list(e.path))
     except Exception as exc:  # a broken outputSchema is the server's bug
         return f"outputSchema 本身无效（{safe_str(exc, 160)}）"
