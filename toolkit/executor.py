@@ -213,9 +213,10 @@ class ToolExecutor:
         changed = None
         if self.parse is not None:
             value, changed = apply_parse(self.parse, value, max_chars)
-        if isinstance(value, str) and type(value) is not str:
+        # type(), not isinstance(): a hostile value's __class__ may raise anything, CancelledError too
+        if issubclass(type(value), str) and type(value) is not str:
             value = str.__str__(value)  # a str subclass's own methods are not called
-        if self.truncate is not None and isinstance(value, str) and len(value) > max_chars:
+        if self.truncate is not None and type(value) is str and len(value) > max_chars:
             value, changed = apply_truncate(self.truncate, value, max_chars), True
         if changed is not None:  # the plug-in's value stands
             return redact_value(value), changed

@@ -100,8 +100,10 @@ def parse_tool_result(result: Any, max_tokens: int = 2000, kind: ToolKind | None
     for _ in range(24):  # shrink the character budget until the token estimate fits
         text = _clean(_parse_any(result, budget, kind, style))  # no lone surrogate reaches the model
         tokens = estimate_tokens(text) if len(text) < 4 * budget else max_tokens + 1
-        if tokens <= max_tokens or budget <= 16:
+        if tokens <= max_tokens:
             return text
+        if budget <= 16:  # the floor: a whole marker fits in 15 tokens; a one-line message in CJK may not yet
+            return text if tokens <= 15 else _cut_tokens(text, 15)
         # at least 10% smaller each round: shrinking goes in steps, the same budget may not move
         budget = max(16, min(int(budget * 0.9), int(budget * max_tokens / tokens * 0.95)))
     return text
@@ -110,6 +112,13 @@ def parse_tool_result(result: Any, max_tokens: int = 2000, kind: ToolKind | None
 def _cut(text: str, budget: int) -> str:
     """A one-line message (an error, a partial note) cut to at most `budget` characters."""
     return text if len(text) <= budget else text[: max(budget - 1, 0)] + "…"
+
+
+def _cut_tokens(text: str, limit: int) -> str:
+    """`text` cut, with "…", to at most `limit` estimated tokens (for a one-line message at the budget floor)."""
+    while len(text) > 1 and estimate_tokens(text) > limit:
+        text = text[:-2] + "…"
+    return text
 
 
 def _with_missing(missing: Any, data: Any, budget: int, kind: ToolKind | None, style: str) -> str:

@@ -205,7 +205,7 @@ class _Counted:
             self.last_value, self.last_opened = value, unwrap_envelope(value)
         info = classify_error(exc) if exc is not None else self.last_opened[2]
         if info is None:
-            attempt = Attempt(n, t0, get_clock().now(), "partial" if isinstance(value, PartialResult) else "ok")
+            attempt = Attempt(n, t0, get_clock().now(), "partial" if issubclass(type(value), PartialResult) else "ok")
         else:
             attempt = Attempt(n, t0, get_clock().now(), "timeout" if info.code == ErrorCode.TIMEOUT else "error",
                               info.error_type, info.code, info.message)
