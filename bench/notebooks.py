@@ -69,7 +69,8 @@ def run_nbval(target_path: Path | list[Path], junit: Path, root: Path = ROOT) ->
     """Run nbval on a folder (or on some notebooks) with `root`'s toolkit: (wall seconds, pytest exit code, last
     lines of its output)."""
     targets = target_path if isinstance(target_path, list) else [target_path]
-    cmd = [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "-q", "-p", "no:cacheprovider",
+    # -n 0: one process, as the recorded figures were taken (pyproject.toml spreads the suite over cores)
+    cmd = [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "-q", "-p", "no:cacheprovider", "-n", "0",
            f"--junitxml={junit}", *_sanitize_args(), *map(str, targets)]
     env = {**os.environ, "PYTHONWARNINGS": os.environ.get("PYTHONWARNINGS", "")}
     if root != ROOT:  # the kernels must import that tree's toolkit, not the one installed from this tree

@@ -7,7 +7,7 @@ whose str() raises, the tool's own error envelope). Columns are the layers:
 call_tool_with_retry, ToolExecutor.run_tool_call through a registry, and
 run_agent with a scripted model behind the real openai SDK over HTTP on 127.0.0.1.
 Each cell checks attempts, final status, error type and code; no fault ever
-escapes as an exception. Time is simulated. `pytest -s` prints the table and
+escapes as an exception. Time is simulated. `pytest -s -n 0` prints the table and
 writes it as Markdown to the temp directory.
 """
 from __future__ import annotations

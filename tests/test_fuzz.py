@@ -4,7 +4,7 @@ Each target states one invariant a student could say in a sentence ("any tool
 call becomes exactly one ToolResult, never an exception"). Every target runs
 twice: a quick version with the default suite, and a long one marked `slow`
 (more than 10,000 examples in all). The module prints, at its end, how many
-examples each target tried and how many failures were found (`pytest -s`).
+examples each target tried and how many failures were found (`pytest -s -n 0`).
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Four brakes, each shown with numbers: an overall deadline per call, a circuit
 breaker per tool (fail fast, or the registered fallback tool: the original course's
 "服务不可用 -> 降级处理或跳过，换用备用工具"), a run-wide RetryBudget shared by
 all tools, and no automatic retry of a write after a timeout unless the call
-carries an idempotency_key. `pytest -s` prints the numbers.
+carries an idempotency_key. `pytest -s -n 0` prints the numbers.
 """
 from __future__ import annotations
 
