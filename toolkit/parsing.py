@@ -102,8 +102,8 @@ def parse_tool_result(result: Any, max_tokens: int = 2000, kind: ToolKind | None
         tokens = estimate_tokens(text) if len(text) < 4 * budget else max_tokens + 1
         if tokens <= max_tokens:
             return text
-        if budget <= 16:  # the floor: a whole marker fits in 15 tokens; a one-line message in CJK may not yet
-            return text if tokens <= 15 else _cut_tokens(text, 15)
+        if budget <= 16:  # the floor: a whole marker fits in 15 tokens; a short one-line message in CJK may not
+            return _cut_tokens(text, 15) if tokens > 15 and len(text) < 4 * budget else text
         # at least 10% smaller each round: shrinking goes in steps, the same budget may not move
         budget = max(16, min(int(budget * 0.9), int(budget * max_tokens / tokens * 0.95)))
     return text
