@@ -130,14 +130,23 @@ class SimulatedClock:
         if getattr(loop, "_ready", None):
             self._schedule(loop)
             return
+        self._wake_earliest()
+        if self._waiters:
+            self._schedule(loop)
+
+    def _wake_earliest(self) -> bool:
+        """Move to the earliest wake-up and wake every sleeper due then; False when nobody waits."""
+        while self._waiters and self._waiters[0][2].done():  # cancelled sleepers
+            heapq.heappop(self._waiters)
+        if not self._waiters:
+            return False
         wake_at = self._waiters[0][0]
         self._now = max(self._now, wake_at)
         while self._waiters and self._waiters[0][0] <= wake_at:
             _, _, future = heapq.heappop(self._waiters)
             if not future.done():
                 future.set_result(None)
-        if self._waiters:
-            self._schedule(loop)
+        return True
 
     def __repr__(self) -> str:
         return f"SimulatedClock(now={self._now:g}s, sleeps={len(self.sleeps)})"

@@ -61,17 +61,7 @@ class BridgeClock(SimulatedClock):
 
     def step(self) -> bool:
         """Move to the next wake-up and wake everyone due then; False when nobody waits."""
-        while self._waiters and self._waiters[0][2].done():
-            heapq.heappop(self._waiters)
-        if not self._waiters:
-            return False
-        wake_at = self._waiters[0][0]
-        self._now = max(self._now, wake_at)
-        while self._waiters and self._waiters[0][0] <= wake_at:
-            _, _, future = heapq.heappop(self._waiters)
-            if not future.done():
-                future.set_result(None)
-        return True
+        return self._wake_earliest()
 
 
 class _RemoteWaiter:
