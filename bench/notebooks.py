@@ -18,6 +18,7 @@ that one's, per round, is the change's effect measured side by side.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -93,6 +94,71 @@ def per_notebook(junit: Path) -> dict[str, float]:
     return dict(times)
 
 
+MODULES_CELL = "import json as _json, sys as _sys\nprint(_json.dumps(sorted(_sys.modules)))"
+
+IMPORTS_CELL = """# Only the modules this chapter's kernel had imported when its last cell ended (bench/notebooks.py, row 5)
+import importlib, importlib.abc, sys
+NAMES = {names!r}
+ALLOWED = set(NAMES)
+
+
+class OnlyThese(importlib.abc.MetaPathFinder):
+    \"\"\"No other module: an optional import the chapter did not make fails here too.\"\"\"
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in ALLOWED:
+            raise ModuleNotFoundError(name)
+        return None
+
+
+sys.meta_path.insert(0, OnlyThese())
+for name in NAMES:
+    try:
+        importlib.import_module(name)
+    except Exception:
+        pass
+sys.meta_path.pop(0)
+"""
+
+
+def modules_of(notebook: Path, cwd: Path | None = None) -> list[str]:
+    """The names in sys.modules of a kernel that has just run `notebook` (all its cells, in `cwd`)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(notebook, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(MODULES_CELL))
+    NotebookClient(nb, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": str(cwd or notebook.parent)}}).execute()
+    text = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.get("output_type") == "stream")
+    return json.loads(text.strip().splitlines()[-1])
+
+
+def imports_notebook(names: list[str]) -> str:
+    """A notebook whose one cell imports `names` (in order) and nothing else."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata.update(json.loads(EMPTY_NOTEBOOK)["metadata"])
+    nb.cells.append(nbformat.v4.new_code_cell(IMPORTS_CELL.format(names=names)))
+    return nbformat.writes(nb)
+
+
+def make_import_notebooks(folder: Path, notebooks: list[Path]) -> dict[str, int]:
+    """For each chapter, a notebook importing what the chapter's kernel imported beyond an empty kernel's;
+    returns the number of modules per chapter."""
+    empty = folder / "baseline.ipynb"
+    empty.write_text(EMPTY_NOTEBOOK, encoding="utf-8")
+    baseline = set(modules_of(empty, cwd=NOTEBOOKS))
+    empty.unlink()
+    counts = {}
+    for path in notebooks:
+        names = [n for n in modules_of(path, cwd=NOTEBOOKS) if n not in baseline]
+        (folder / path.name).write_text(imports_notebook(names), encoding="utf-8")
+        counts[path.name] = len(names)
+    return counts
+
+
 def make_empty_notebooks(folder: Path, count: int) -> None:
     for i in range(count):
         (folder / f"empty_{i:02d}.ipynb").write_text(EMPTY_NOTEBOOK, encoding="utf-8")
@@ -109,17 +175,20 @@ def run(quick: bool = False) -> dict:
     rounds = 1 if quick else (3 if before else 2)
     count = max(len(notebooks), 1)
     with tempfile.TemporaryDirectory(prefix="bench-nb-") as tmp:
-        floor_dir, floor_ten_dir = Path(tmp) / "empty", Path(tmp) / "empty_ten"
+        floor_dir, floor_ten_dir, imports_dir = Path(tmp) / "empty", Path(tmp) / "empty_ten", Path(tmp) / "imports"
         floor_dir.mkdir()
         make_empty_notebooks(floor_dir, count)
+        imports_dir.mkdir()
+        module_counts = make_import_notebooks(imports_dir, notebooks) if notebooks else {}
         if ten:
             floor_ten_dir.mkdir()
             make_empty_notebooks(floor_ten_dir, len(ten))
         walls: dict[str, list[float]] = defaultdict(list)
         per_nb, failures = defaultdict(list), []
-        contenders = ["floor", "suite"] + (["before"] if before and notebooks else []) + \
-            (["floor_00_09", "suite_00_09"] if ten else [])
-        targets_of = {"floor": floor_dir, "suite": NOTEBOOKS, "floor_00_09": floor_ten_dir, "suite_00_09": ten}
+        contenders = ["floor", "suite"] + (["imports"] if notebooks else []) + \
+            (["before"] if before and notebooks else []) + (["floor_00_09", "suite_00_09"] if ten else [])
+        targets_of = {"floor": floor_dir, "suite": NOTEBOOKS, "imports": imports_dir, "floor_00_09": floor_ten_dir,
+                      "suite_00_09": ten}
         for r in range(rounds):
             for what in rotation(contenders, r):
                 if what == "suite" and not notebooks:
@@ -132,9 +201,9 @@ def run(quick: bool = False) -> dict:
                 if code != 0:
                     failures.append({"what": what, "exit_code": code, "tail": tail})
                 walls[what].append(wall)
-                if what == "suite":
+                if what in ("suite", "imports"):
                     for name, secs in per_notebook(junit).items():
-                        per_nb[name].append(secs)
+                        per_nb[(what, name)].append(secs)
     floors, suites, befores = walls["floor"], walls["suite"], walls["before"]
     floor = summarize(floors)
     lines = [line(f"下限：{count} 个空笔记本", f"floor: {count} empty notebook(s)", floor["median"], "s",
@@ -149,6 +218,18 @@ def run(quick: bool = False) -> dict:
     lines += [line(f"nbval 全部 {len(notebooks)} 个笔记本", f"nbval, all {len(notebooks)} notebooks", suite["median"],
                    "s", suite["spread"]),
               line("比值 套件 / 下限", "ratio suite / floor", ratio["median"], "×", ratio["spread"])]
+    imports = summarize(walls["imports"])
+    imports_ratio = summarize(per_round(walls["imports"], floors, lambda a, b: a / b))
+    lessons_ratio = summarize(per_round(suites, walls["imports"], lambda a, b: a / b))
+    lines += [line(f"导入下限：{len(notebooks)} 个只导入各章内核所导入模块的笔记本",
+                   f"import floor: {len(notebooks)} notebooks that only import what each chapter's kernel imported",
+                   imports["median"], "s", imports["spread"]),
+              line("比值 导入下限 / 下限（只是导入就花的）", "ratio import floor / floor (what the imports alone cost)",
+                   imports_ratio["median"], "×", imports_ratio["spread"]),
+              line("比值 套件 / 导入下限（课程单元格本身花的）", "ratio suite / import floor (what the lessons' cells cost)",
+                   lessons_ratio["median"], "×", lessons_ratio["spread"])]
+    data.update({"imports_s": imports, "imports_over_floor": imports_ratio, "suite_over_imports": lessons_ratio,
+                 "modules_imported": module_counts})
     if ten:
         floor_ten, suite_ten = summarize(walls["floor_00_09"]), summarize(walls["suite_00_09"])
         ratio_ten = summarize(per_round(walls["suite_00_09"], walls["floor_00_09"], lambda a, b: a / b))
@@ -170,13 +251,16 @@ def run(quick: bool = False) -> dict:
                   line("改动前 比值 套件 / 下限", "before: ratio suite / floor", old_ratio["median"], "×", old_ratio["spread"]),
                   line("比值 套件 / 改动前的套件", "ratio suite / the suite before", change["median"], "×", change["spread"])]
         data.update({"before": str(before), "before_s": old, "before_ratio": old_ratio, "suite_over_before": change})
-    for name, secs in sorted(per_nb.items()):
-        s = summarize(secs)
-        lines.append(line(f"  {name}", f"  {name}", s["median"], "s"))
+    for (what, name), secs in sorted(per_nb.items()):
+        if what == "suite":
+            s = summarize(secs)
+            lines.append(line(f"  {name}", f"  {name}", s["median"], "s"))
     targets.append(target(f"全部 {len(notebooks)} 个笔记本：套件 / 下限 ≤ 2", f"all {len(notebooks)} notebooks: suite / floor ≤ 2",
                           ratio["median"], "<=", 2.0, "×"))
     note = f"{rounds} 轮，{'、'.join(contenders)} 轮流先跑；每个笔记本的时间含其内核启动（JUnit 报告）"
     if failures:
         note += f"；有 {len(failures)} 次运行未全部通过（见 JSON 中 failures）"
-    data.update({"suite_s": suite, "ratio": ratio, "per_notebook_s": {k: summarize(v) for k, v in per_nb.items()}})
+    data.update({"suite_s": suite, "ratio": ratio,
+                 "per_notebook_s": {k: summarize(v) for (what, k), v in per_nb.items() if what == "suite"},
+                 "imports_per_notebook_s": {k: summarize(v) for (what, k), v in per_nb.items() if what == "imports"}})
     return row(KEY, TITLE, EN, lines=lines, targets=targets, note=note, data=data)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import subprocess
+import sys
 import types
 from pathlib import Path
 
@@ -182,9 +184,15 @@ def test_notebook_row_reports_every_notebook_and_chapters_00_to_09_like_for_like
         seconds = sum(1.0 if p.name.startswith("empty") else 3.0 if p.name >= "10" else 2.0 for p in paths)
         return seconds, 0, ""
 
+    def fake_imports(folder, chapters):  # one notebook per chapter, named like it (the kernels are not started here)
+        for path in chapters:
+            (folder / path.name).write_text(notebooks.EMPTY_NOTEBOOK, encoding="utf-8")
+        return {path.name: 1 for path in chapters}
+
     monkeypatch.setattr(notebooks, "run_nbval", fake_nbval)
+    monkeypatch.setattr(notebooks, "make_import_notebooks", fake_imports)
     result = notebooks.run(quick=True)
-    assert sorted(map(len, ran)) == [10, 10, 12, 12]  # floor, suite, and the two of chapters 00-09
+    assert sorted(map(len, ran)) == [10, 10, 12, 12, 12]  # floor, suite, import floor, and the two of chapters 00-09
     assert names[:10] in ran
     value = {x["en"]: x["value"] for x in result["lines"]}
     assert value["ratio suite / floor"] == pytest.approx((10 * 2 + 2 * 3) / 12)
@@ -195,4 +203,30 @@ def test_notebook_row_reports_every_notebook_and_chapters_00_to_09_like_for_like
         (tmp_path / extra).unlink()
     ran.clear()
     only_ten = notebooks.run(quick=True)
-    assert sorted(map(len, ran)) == [10, 10] and "ratio_00_09" not in only_ten["data"]  # no second view of the same
+    assert sorted(map(len, ran)) == [10, 10, 10] and "ratio_00_09" not in only_ten["data"]  # no second view of the same
+
+
+def test_import_floor_notebook_imports_what_it_is_given_and_nothing_else(tmp_path):
+    """Row 5's import floor: a chapter's modules are imported, and an optional import the chapter did not make
+    fails there too (else the floor would pay for modules the chapter never loaded)."""
+    (tmp_path / "lesson_a.py").write_text("try:\n    import lesson_b\n    HAS_B = True\nexcept ImportError:\n"
+                                          "    HAS_B = False\n", encoding="utf-8")
+    (tmp_path / "lesson_b.py").write_text("", encoding="utf-8")
+    for names, has_b in ((["lesson_a"], False), (["lesson_a", "lesson_b"], True)):
+        cell = "".join(json.loads(notebooks.imports_notebook(names))["cells"][0]["source"])
+        probe = (cell + "\nimport sys, lesson_a\nprint(lesson_a.HAS_B, 'lesson_b' in sys.modules)")
+        out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split() == [str(has_b), str(has_b)]
+
+
+def test_modules_of_reads_a_kernels_modules_after_the_notebook_ran(tmp_path):
+    nb = json.loads(notebooks.EMPTY_NOTEBOOK)
+    nb["cells"][0]["source"] = ["import colorsys"]
+    path = tmp_path / "uses_colorsys.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    names = notebooks.modules_of(path)
+    assert "colorsys" in names and "sys" in names
+    empty = tmp_path / "empty.ipynb"
+    empty.write_text(notebooks.EMPTY_NOTEBOOK, encoding="utf-8")
+    assert "colorsys" not in notebooks.modules_of(empty)
