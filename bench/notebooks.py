@@ -128,8 +128,9 @@ def modules_of(notebook: Path, cwd: Path | None = None) -> list[str]:
 
     nb = nbformat.read(notebook, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(MODULES_CELL))
-    NotebookClient(nb, timeout=600, kernel_name="python3",
-                   resources={"metadata": {"path": str(cwd or notebook.parent)}}).execute()
+    client = NotebookClient(nb, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(cwd or notebook.parent)}})
+    client.execute(stderr=subprocess.DEVNULL)  # not the kernel's start-up warnings in the bench's output
     text = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.get("output_type") == "stream")
     return json.loads(text.strip().splitlines()[-1])
 
