@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import traceback
 from collections import deque
 from typing import IO, Any, Callable, Iterable
@@ -35,6 +36,23 @@ from .safety import redact_value
 from .wire import ToolCall, parse_tool_call
 
 __all__ = ["ToolExecutor"]
+
+# ToolResult's mutable twin: the same fields, so the same slots in the same order (no default_factory in them)
+_Draft = dataclasses.make_dataclass(
+    "_ToolResultDraft", [(f.name, f.type) if f.default is dataclasses.MISSING else (f.name, f.type, f.default)
+                         for f in dataclasses.fields(ToolResult)], slots=True, repr=False, eq=False)
+
+
+def _new_result(*fields: Any) -> ToolResult:
+    """ToolResult(*fields), built about 4 x faster: the executor builds one on every call (bench row 1).
+
+    A frozen dataclass's __init__ sets each of ToolResult's 18 fields with object.__setattr__ (3.5 us a
+    result); the twin's plain __init__ stores them (0.5 us), then the object takes ToolResult's class, which
+    its slots fit exactly, and is frozen from then on: the same value as ToolResult(*fields) (tests/test_road.py).
+    """
+    draft = _Draft(*fields)
+    draft.__class__ = ToolResult
+    return draft  # type: ignore[return-value]
 
 
 class ToolExecutor:
@@ -200,9 +218,9 @@ class ToolExecutor:
         failed = error_type not in (None, PARTIAL)
         # the one budget pass: ToolResult.data is what the model reads, nobody fits it again
         data, truncated = (None, False) if failed and raw is None else self._fit(raw, None if failed else kind)
-        return ToolResult(name, data, error, elapsed * 1000.0, error_type, len(outcome.attempts), code, missing,
-                          truncated, raw, call_id, start, summary, note, outcome.attempts, outcome.source,
-                          self.records.next_id())
+        return _new_result(name, data, error, elapsed * 1000.0, error_type, len(outcome.attempts), code, missing,
+                           truncated, raw, call_id, start, summary, note, outcome.attempts, outcome.source,
+                           self.records.next_id())
 
     def _fit(self, value: Any, kind: ToolKind | None) -> tuple[Any, bool]:
         """(ToolResult.data, truncated) for `value`: the toolkit's fit_and_redact, or the parse / truncate
