@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import sys
 import threading
+import time
 import types
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +17,9 @@ from toolkit.check._core import Check, CheckerError, Crashed, Fail, Hang, Raised
 from toolkit.check._plain import Foreign, decode, encode
 from toolkit.check._player import Player, blob_of
 from toolkit.check._props import property_check
+
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def crossed(value):
@@ -207,3 +213,53 @@ def test_an_object_that_cannot_be_copied_to_a_worker_is_one_chinese_line() -> No
 
     with pytest.raises(ValueError, match="没法把 truncate_json_rows 交给检查进程"):
         blob_of(truncate_json_rows)
+
+
+# --- the referee's lifetime in a kernel ---------------------------------------------------------------
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads process groups and /proc")
+def test_a_kernel_with_a_referee_shuts_down_on_its_own_and_the_referee_ends_with_it() -> None:
+    """A kernel terminates the processes of its group when it shuts down and waits while any is left; a
+    referee in that group (or left a zombie) made every chapter with a check() wait the 2.5 s until the
+    kernel itself was terminated. The referee lives in its own session and ends when its stdin does."""
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(ROOT))
+    try:
+        printed: list[str] = []
+        kc.execute_interactive(
+            "import os, time\nfrom toolkit.check import _referee\n_referee.start()\n"
+            "print(_referee._client.proc.pid, os.getpgid(_referee._client.proc.pid), os.getpgrp())",
+            output_hook=lambda msg: printed.append(msg["content"].get("text", "")), timeout=60)
+        referee, its_group, kernel_group = map(int, "".join(printed).split())
+        assert its_group != kernel_group, "the referee is in the kernel's process group"
+        kernel = km.provisioner.process
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=False)
+    assert kernel.returncode == 0, f"the kernel was ended by a signal ({kernel.returncode}), not by itself"
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{referee}").exists() and "Z" not in _state(referee) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{referee}").exists() or "Z" in _state(referee), "the referee outlived its kernel"
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"
+
+
+def test_a_referee_that_ends_is_reaped_at_once_not_left_a_zombie() -> None:
+    from toolkit.check import _referee
+
+    client = _referee._Client()
+    try:
+        client.proc.kill()
+        deadline = time.monotonic() + 30
+        while client.proc.returncode is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # returncode is set by the reading thread's wait(), not by polling here
+        assert client.proc.returncode == -9
+    finally:
+        client.close()
