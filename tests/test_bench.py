@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import _stats, longrun, notebooks, overhead, run  # importable from the repo root: pytest's pythonpath
+from bench import _stats, across, longrun, notebooks, overhead, run  # importable from the repo root: pytest's pythonpath
 from toolkit import ToolExecutor
 
 
@@ -230,3 +230,67 @@ def test_modules_of_reads_a_kernels_modules_after_the_notebook_ran(tmp_path):
     empty = tmp_path / "empty.ipynb"
     empty.write_text(notebooks.EMPTY_NOTEBOOK, encoding="utf-8")
     assert "colorsys" not in notebooks.modules_of(empty)
+
+
+# --- bench.across: other commits' toolkits side by side -------------------------------------------------
+
+def _toolkit_copy(dest: Path, slower: bool = False) -> Path:
+    """A tree holding a copy of this checkout's toolkit; `slower` makes every execute() wait 1 ms more."""
+    import shutil
+
+    tree = dest / ("slower" if slower else "same")
+    shutil.copytree(Path(across.ROOT) / "toolkit", tree / "toolkit",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    if slower:
+        with (tree / "toolkit" / "executor.py").open("a", encoding="utf-8") as f:
+            f.write("\n\n_fast_execute = ToolExecutor.execute\n\n\n"
+                    "async def _slow_execute(self, *args, **kwargs):\n"
+                    "    import time\n    time.sleep(0.001)\n    return await _fast_execute(self, *args, **kwargs)\n\n\n"
+                    "ToolExecutor.execute = _slow_execute\n")
+    return tree
+
+
+def test_across_measures_the_toolkit_of_the_tree_it_is_given(tmp_path):
+    same, slower = _toolkit_copy(tmp_path), _toolkit_copy(tmp_path, slower=True)
+    fast = across.measure_in(same, rounds=2, calls=30)
+    slow = across.measure_in(slower, rounds=2, calls=30)
+    assert Path(fast["toolkit"]).is_relative_to(same) and Path(slow["toolkit"]).is_relative_to(slower)
+    assert 0 < fast["none"] < 500 and 0 < fast["dict"] < 500  # µs per call: a toolkit, not a sleep
+    assert slow["none"] > 900 and slow["dict"] > 900  # the 1 ms added to each call is seen, in both contenders
+
+
+def test_across_extracts_a_commits_toolkit_and_refuses_an_unknown_rev(tmp_path):
+    if subprocess.run(["git", "-C", str(across.ROOT), "rev-parse", "HEAD"], capture_output=True).returncode:
+        pytest.skip("not a git checkout")
+    tree = across.extract("HEAD", tmp_path)
+    assert (tree / "toolkit" / "executor.py").read_bytes() == subprocess.run(
+        ["git", "-C", str(across.ROOT), "show", "HEAD:toolkit/executor.py"], capture_output=True).stdout
+    assert not (tree / "notebooks").exists()  # only the toolkit is extracted
+    assert across.extract(".", tmp_path) == across.ROOT
+    with pytest.raises(ValueError, match="no-such-rev"):
+        across.extract("no-such-rev", tmp_path)
+
+
+def test_across_compares_in_rotating_processes_and_gives_ratios_to_the_first(tmp_path, monkeypatch):
+    calls = []
+
+    def fake_measure(tree, rounds, calls_per_round):
+        calls.append(tree.name)
+        return {"toolkit": str(tree / "toolkit" / "__init__.py"), "none": 2.0 if tree.name == "a" else 3.0,
+                "dict": 4.0 if tree.name == "a" else 2.0}
+
+    monkeypatch.setattr(across, "extract", lambda rev, dest: dest / rev)
+    monkeypatch.setattr(across, "measure_in", fake_measure)
+    result = across.compare(["a", "b"], processes=2, rounds=1, calls=1)
+    assert calls == ["a", "b", "b", "a"]  # the order rotates, so drift hits both alike
+    assert result["median_us"] == {"a": {"none": 2.0, "dict": 4.0}, "b": {"none": 3.0, "dict": 2.0}}
+    assert result["ratio_to_first"]["b"] == {"none": 1.5, "dict": 0.5}
+    assert result["per_process_us"]["b"]["none"] == [3.0, 3.0]
+
+
+def test_across_command_says_in_one_line_what_it_could_not_measure(capsys):
+    if subprocess.run(["git", "-C", str(across.ROOT), "rev-parse", "HEAD"], capture_output=True).returncode:
+        pytest.skip("not a git checkout")
+    assert across.main(["no-such-rev", "--processes", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("无法测量：git archive no-such-rev") and "Traceback" not in err

@@ -260,6 +260,6 @@ def test_a_referee_that_ends_is_reaped_at_once_not_left_a_zombie() -> None:
         deadline = time.monotonic() + 30
         while client.proc.returncode is None and time.monotonic() < deadline:
             time.sleep(0.05)  # returncode is set by the reading thread's wait(), not by polling here
-        assert client.proc.returncode == -9
+        assert client.proc.returncode is not None, "the ended referee was left unreaped"
     finally:
         client.close()
