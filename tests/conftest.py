@@ -1,6 +1,8 @@
-"""Shared fixtures: `sim_clock` (simulated time) and `serve` (scripted model servers); nothing autouse."""
+"""Shared fixtures: `sim_clock` (simulated time), `serve` (scripted model servers), `ctrl_c` (SIGINT
+delivered); nothing autouse."""
 from __future__ import annotations
 
+import signal
 from typing import Any, Callable, Iterator
 
 import pytest
@@ -28,3 +30,17 @@ def serve() -> Iterator[Callable[[Callable[[dict], Any]], OfflineServer]]:
     for server in servers:
         server.stop()
         assert server.errors == []  # a script that raised would hide a real failure behind a 500
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt in this process for one test (and reaches the processes it starts).
+
+    A suite started in the background of a non-interactive shell (`pytest &` in a script) inherits SIGINT
+    ignored, and Python keeps it ignored: a test that plays Ctrl-C would then wait for an interrupt that
+    never comes (one CI run hung so). The handler before is put back afterwards."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -250,7 +250,7 @@ def _wait_until_a_worker_spins(root: int, limit: float = 50.0) -> None:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="sends SIGINT to a process group; reads /proc")
-def test_ctrl_c_stops_with_one_line_and_exit_code_1(tmp_path: Path) -> None:
+def test_ctrl_c_stops_with_one_line_and_exit_code_1(tmp_path: Path, ctrl_c: None) -> None:
     hang = make_notebook(tmp_path, "02", first=("while True:\n    pass\n",))
     proc = subprocess.Popen([sys.executable, "-m", "toolkit.check", str(hang)], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
