@@ -85,6 +85,16 @@ async def ainterleaved(contenders: dict[str, Callable[[], Awaitable[float]]],
     return results
 
 
+def per_call(call: Callable[[], Awaitable[Any]], n: int) -> Callable[[], Awaitable[float]]:
+    """An async contender: n sequential awaits of call(); returns seconds per call."""
+    async def run() -> float:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            await call()
+        return (time.perf_counter() - t0) / n
+    return run
+
+
 def timed(fn: Callable[[], Any]) -> Callable[[], float]:
     """A contender that runs fn() once and returns the seconds it took."""
     def run() -> float:

@@ -24,7 +24,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +59,7 @@ def _measure(rounds: int, calls: int) -> dict[str, Any]:
     import toolkit
     from toolkit import ToolExecutor
 
-    from bench._stats import ainterleaved  # this checkout's (sys.path[1]); the toolkit is the tree's
+    from bench._stats import ainterleaved, per_call  # this checkout's (sys.path[1]); the toolkit is the tree's
 
     async def none() -> None:
         return None
@@ -68,20 +67,12 @@ def _measure(rounds: int, calls: int) -> dict[str, Any]:
     async def small() -> dict:
         return {"ok": 1}
 
-    def batch(fn: Any) -> Any:
-        async def run() -> float:
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                await fn()
-            return (time.perf_counter() - t0) / calls
-        return run
-
     async def main() -> dict[str, list[float]]:
         executor = ToolExecutor(max_retries=2)
         return await ainterleaved({
-            "bare": batch(none),
-            "none": batch(lambda: executor.execute(none, "noop")),
-            "dict": batch(lambda: executor.execute(small, "noop")),
+            "bare": per_call(none, calls),
+            "none": per_call(lambda: executor.execute(none, "noop"), calls),
+            "dict": per_call(lambda: executor.execute(small, "noop"), calls),
         }, rounds)
 
     times = asyncio.run(main())

@@ -16,11 +16,11 @@ import cProfile
 import io
 import pstats
 import time
-from typing import Any, Awaitable, Callable
+from typing import Awaitable, Callable
 
 from toolkit import Backoff, RetryPolicy, Tool, ToolExecutor, ToolRegistry, call_tool_with_retry
 
-from ._stats import ainterleaved, line, per_round, row, summarize, target
+from ._stats import ainterleaved, line, per_call, per_round, row, summarize, target
 
 KEY = "overhead"
 TITLE = "每次成功调用的额外开销（对比 tenacity / stamina）"
@@ -55,16 +55,6 @@ def _stamina(fn: Callable) -> Callable:
                          wait_exp_base=2, wait_max=30.0, wait_jitter=1.0)(fn)
 
 
-def _batch(call: Callable[[], Awaitable[Any]], n: int) -> Callable[[], Awaitable[float]]:
-    """A contender: n sequential calls; returns seconds per call."""
-    async def run() -> float:
-        t0 = time.perf_counter()
-        for _ in range(n):
-            await call()
-        return (time.perf_counter() - t0) / n
-    return run
-
-
 async def _tenacity_ctx() -> None:
     import tenacity
 
@@ -91,14 +81,14 @@ def noop_contenders(n: int, executor: ToolExecutor) -> dict[str, Callable[[], Aw
     policy = RetryPolicy(max_retries=MAX_RETRIES, backoff=BACKOFF)
     ten, sta = _tenacity(noop), _stamina(noop)
     return {
-        "bare": _batch(noop, n),
-        "execute": _batch(lambda: executor.execute(noop, "noop"), n),
-        "retry": _batch(lambda: call_tool_with_retry(noop, policy=policy), n),
-        "retry_kw": _batch(lambda: call_tool_with_retry(noop, max_retries=MAX_RETRIES), n),
-        "tenacity": _batch(ten, n),
-        "tenacity_ctx": _batch(_tenacity_ctx, n),
-        "stamina": _batch(sta, n),
-        "stamina_ctx": _batch(_stamina_ctx, n),
+        "bare": per_call(noop, n),
+        "execute": per_call(lambda: executor.execute(noop, "noop"), n),
+        "retry": per_call(lambda: call_tool_with_retry(noop, policy=policy), n),
+        "retry_kw": per_call(lambda: call_tool_with_retry(noop, max_retries=MAX_RETRIES), n),
+        "tenacity": per_call(ten, n),
+        "tenacity_ctx": per_call(_tenacity_ctx, n),
+        "stamina": per_call(sta, n),
+        "stamina_ctx": per_call(_stamina_ctx, n),
     }
 
 
@@ -110,10 +100,10 @@ def realistic_contenders(n: int, executor: ToolExecutor) -> dict[str, Callable[[
     call = {"id": "call_1", "function": {"name": "weather", "arguments": '{"city": "北京"}'}}
     ten = _tenacity(weather)
     return {
-        "bare": _batch(lambda: weather(city="北京"), n),
-        "execute": _batch(lambda: executor.execute(weather, "weather", city="北京"), n),
-        "run_tool_call": _batch(lambda: executor.run_tool_call(call, registry), n),
-        "tenacity": _batch(lambda: ten(city="北京"), n),
+        "bare": per_call(lambda: weather(city="北京"), n),
+        "execute": per_call(lambda: executor.execute(weather, "weather", city="北京"), n),
+        "run_tool_call": per_call(lambda: executor.run_tool_call(call, registry), n),
+        "tenacity": per_call(lambda: ten(city="北京"), n),
     }
 
 
