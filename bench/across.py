@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import subprocess
 import sys
@@ -40,15 +41,12 @@ def extract(rev: str, dest: Path, repo: Path = ROOT) -> Path:
     if done.returncode != 0:
         raise ValueError(f"git archive {rev}: {done.stderr.decode(errors='replace').strip()}")
     tree = dest / rev.replace("/", "_")
-    tree.mkdir(parents=True)
-    archive = dest / f"{tree.name}.tar"
-    archive.write_bytes(done.stdout)
-    with tarfile.open(archive) as tar:
+    tree.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(done.stdout)) as tar:
         if hasattr(tarfile, "data_filter"):  # Python 3.11.4 and later
             tar.extractall(tree, filter="data")
         else:
             tar.extractall(tree)
-    archive.unlink()
     return tree
 
 
@@ -99,6 +97,7 @@ def compare(revs: list[str], processes: int = 3, rounds: int = 15, calls: int = 
     """{rev: {contender: [µs per process]}} and the medians and ratios to the first rev."""
     from bench._stats import rotation, summarize
 
+    revs = list(dict.fromkeys(revs))  # a rev named twice is measured once
     with tempfile.TemporaryDirectory(prefix="bench-across-") as tmp:
         trees = {rev: extract(rev, Path(tmp)) for rev in revs}
         per: dict[str, dict[str, list[float]]] = {rev: {c: [] for c in CONTENDERS} for rev in revs}
@@ -138,11 +137,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     dict_head = '返回 {"ok": 1}'
     print(f"{'提交':<16}{'返回 None':>14}{dict_head:>18}   （µs/次，{args.processes} 个进程的中位数；括号里是与第一个的比值）")
-    for rev in args.revs:
+    for rev in result["revs"]:
         m, r = result["median_us"][rev], result["ratio_to_first"][rev]
         print(f"{rev + ' (' + _commit(rev) + ')':<16}{m['none']:>9.2f} ({r['none']:.2f}){m['dict']:>11.2f} ({r['dict']:.2f})")
     if args.out:
-        result["commits"] = {rev: _commit(rev) for rev in args.revs}
+        result["commits"] = {rev: _commit(rev) for rev in result["revs"]}
         args.out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         print(f"结果已写入 {args.out}")
     return 0

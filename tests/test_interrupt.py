@@ -21,9 +21,7 @@ from toolkit.agent import run_agent
 from toolkit.agent.sync import CANCEL_WAIT_S, run_sync
 
 
-@pytest.fixture(autouse=True)
-def _ctrl_c(ctrl_c: None) -> None:
-    """Every test here plays Ctrl-C: SIGINT must raise KeyboardInterrupt, however the suite was started."""
+pytestmark = pytest.mark.usefixtures("ctrl_c")  # every test here plays Ctrl-C, however the suite was started
 
 
 def hanging_registry(started: threading.Event, cancelled: threading.Event) -> ToolRegistry:
