@@ -52,7 +52,7 @@ from typing import Any, Iterable
 from ._catalogue import EXERCISE_NUMBERS, all_exercises, get_exercise
 from ._core import Check, CheckResult, Exercise, Fail, Report
 
-__all__ = ["check", "grade", "run_checks", "get_exercise", "exercise_for", "EXERCISE_NUMBERS",
+__all__ = ["check", "grade", "report", "run_checks", "get_exercise", "exercise_for", "EXERCISE_NUMBERS",
            "Check", "CheckResult", "Exercise", "Fail", "Report"]
 
 _print = builtins.print  # kept here: a notebook that rebinds print cannot silence or fake the table
@@ -93,6 +93,18 @@ def run_checks(obj: Any, exercise: str | int | None = None, *, only: Iterable[st
     return judge(found, blob_of(obj), only=only, time_limit=time_limit or TIME_LIMIT)
 
 
+def report(obj: Any, exercise: str | int | None = None, *, only: Iterable[str] | None = None) -> Report:
+    """The Report for `obj` from the referee process check() asks (started on first use), printing nothing:
+    toolkit.mine.save checks what it saves with it. ValueError (in Chinese) for an unknown exercise or check id, or an
+    object that cannot be sent to the checker."""
+    from . import _referee
+
+    found = _find(obj, exercise)
+    if only is not None:
+        only = [found.check(i).id for i in only]
+    return _referee.ask(obj, found, only=only)
+
+
 def _deferred() -> bool:
     """In a notebook run by `python -m toolkit.check`, the shell's referee checks the object, not the cell."""
     return os.environ.get("TOOLKIT_CHECK_DEFER") == "1"
@@ -105,20 +117,15 @@ def check(obj: Any, exercise: str | int | None = None, *, only: Iterable[str] | 
     is about (an unknown id is one Chinese line listing the ids there are)."""
     if _deferred():
         return
-    from . import _referee
-
     try:
-        found = _find(obj, exercise)
-        if only is not None:
-            only = [found.check(i).id for i in only]  # ValueError, in Chinese, for an id that is not there
-        report = _referee.ask(obj, found, only=only)
+        found = report(obj, exercise, only=only)  # ValueError, in Chinese, for an id that is not there
     except ValueError as exc:
         _print(f"✘ {exc}")
         return
     except KeyboardInterrupt:
         _print("○ 已中断：检查没有做完。")
         return
-    _print(report.render())
+    _print(found.render())
 
 
 AUTOGRADED = ("✘ 这一格的分数由 notebook 之外的检查器给出（toolkit.check._autograde.RefereeGrades）：如果你看到这一行，"

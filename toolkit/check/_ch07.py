@@ -1,8 +1,10 @@
-"""Chapter 07's own checks: run_my_agent, the loop a student writes around the toolkit's executor.
+"""Chapter 07's own checks: run_my_agent, the loop a student writes around an executor.
 
 `run_my_agent(question, client, model, executor, max_turns=6)` returns (answer, messages): it asks the
 model, runs the tool calls it asks for with `executor`, appends one tool message per tool_call_id, and
 asks again, until a text answer (answer: the text) or max_turns model calls (answer: None). The chapter's
+loop writes its messages with the student's format_message and evaluate (its defaults); the probe hands it the
+toolkit's executor, so only the loop is judged. The chapter's
 second step stops running a tool after 3 failures in a row and tells the model (error code
 TOOL_FAILURE_LIMIT). The probe gives the student's function a stand-in client (the offline model as a
 function, no server) with SDK-like reply objects, and counts what really ran.
@@ -193,7 +195,7 @@ EXERCISE = Exercise("ch07", "07_sales_agent", "自己写 Agent 循环", "run_my_
     Check("answers_from_the_tool", "销售问题：工具执行 1 次，回答说出显示器和 9692",
           "把模型的回复和每条 tool 消息都追加进 messages，再问一次模型", check_answers),
     Check("one_tool_message_per_call", "每个 tool_call_id 一条 tool 消息，content 是带 status 的 JSON",
-          "for call, result in zip(reply.tool_calls, results): format_tool_message(result.name, call.id, result)",
+          "for call, result in zip(calls, results): 用 format_message(result.name, call.id, result) 写一条 tool 消息",
           check_one_message_per_call),
     Check("stops_at_max_turns", "模型一直请求工具时，调用 max_turns 次就停下，返回 (None, messages)",
           "for turn in range(max_turns): …；循环结束还没有回答就 return None, messages", check_max_turns),
