@@ -17,13 +17,11 @@ os.environ["TOOLKIT_DOTENV"] = "none"  # never read the project's .env during te
 # chapters save the student's pieces (toolkit.mine.save): under test into a throwaway my_toolkit/, so running
 # the suite never overwrites a student's own saved work in the project folder
 os.environ["TOOLKIT_MY_DIR"] = _SESSION_MY_DIR = str(Path(tempfile.mkdtemp(prefix="toolkit-tests-")) / "my_toolkit")
-# ... except the capstone, which runs on a fresh copy of a sample student's my_toolkit/ (tests/sample_my_toolkit):
-# its stored outputs are then the same whether it runs alone or after the chapters saved theirs
-CAPSTONE = "11_capstone.ipynb"
-SAMPLE_MY_TOOLKIT = Path(__file__).resolve().parent / "tests" / "sample_my_toolkit"
-
-
-_SAMPLE_COPIES: dict[str, str] = {}  # capstone notebook path -> its copy of the sample, made once per session
+# ... and every notebook nbval runs starts from a fresh copy of what chapters 01-07 save (tests/chapters_my_toolkit,
+# checked against the chapters by tests/test_capstone_chapters.py): chapters 06, 07 and 11 read the earlier chapters'
+# pieces, so their stored outputs are the same whatever ran before them, in this worker or in another
+CHAPTERS_MY_TOOLKIT = Path(__file__).resolve().parent / "tests" / "chapters_my_toolkit"
+_COPIES: dict[str, str] = {}  # notebook path -> its copy of the chapters' my_toolkit, made once per session
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -31,14 +29,14 @@ def pytest_runtest_setup(item):
     """Point TOOLKIT_MY_DIR at the right folder before nbval starts a notebook's kernel (the kernel inherits
     the environment when its file's first cell is set up); a test's own monkeypatch still wins."""
     path = Path(str(item.fspath))
-    if path.name != CAPSTONE:
+    if path.suffix != ".ipynb":
         os.environ["TOOLKIT_MY_DIR"] = _SESSION_MY_DIR
         return
-    if str(path) not in _SAMPLE_COPIES:
-        copy = Path(tempfile.mkdtemp(prefix="toolkit-capstone-")) / "my_toolkit"
-        shutil.copytree(SAMPLE_MY_TOOLKIT, copy, ignore=shutil.ignore_patterns("README.md", "__pycache__"))
-        _SAMPLE_COPIES[str(path)] = str(copy)
-    os.environ["TOOLKIT_MY_DIR"] = _SAMPLE_COPIES[str(path)]
+    if str(path) not in _COPIES:
+        copy = Path(tempfile.mkdtemp(prefix="toolkit-notebook-")) / "my_toolkit"
+        shutil.copytree(CHAPTERS_MY_TOOLKIT, copy, ignore=shutil.ignore_patterns("README.md", "__pycache__"))
+        _COPIES[str(path)] = str(copy)
+    os.environ["TOOLKIT_MY_DIR"] = _COPIES[str(path)]
 
 
 # Exercise notebooks are stored unexecuted and fail their checks by design (their stubs raise
