@@ -7,15 +7,18 @@ by test_capstone_chapters.py), and copies of them with one typical bug planted, 
 student would."""
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
-from toolkit.capstone import CASES, compare, run_case
-from toolkit.capstone.outcome import object_of
+from toolkit.capstone import CASES, Outcome, compare, run_case
+from toolkit.capstone.outcome import _parted, object_of
 from toolkit.mine import SLOTS, Piece, load, toolkit_piece
 from toolkit.verify import check_answer
 
@@ -99,6 +102,23 @@ def test_the_chapters_differences_are_said_as_what_the_model_read():
     assert "\\n…（已省略" in yours and "\\n\\n…（已省略" in theirs and yours != theirs
 
 
+@given(st.text(st.sampled_from("ab\n\\…"), max_size=60), st.text(st.sampled_from("ab\n\\…"), max_size=60))
+def test_two_different_texts_never_read_the_same(mine, theirs):
+    assume(mine != theirs)
+    yours, toolkit, at = _parted(mine, theirs)
+    assert yours != toolkit and mine[:at] == theirs[:at]
+
+
+def test_a_decision_that_differs_beyond_its_action_and_suggestion_is_shown_from_where_it_parts():
+    def message(decision):
+        return json.dumps({"status": "success", "result": 1, "error": None, "decision": decision})
+
+    extra = Outcome(("success",), (message({"action": "x", "suggestion": "s", "data": 1}),), "答", "通过")
+    plain = Outcome(("success",), (message({"action": "x", "suggestion": "s"}),), "答", "通过")
+    [sentence] = extra.differs_from(plain)
+    assert sentence.startswith("decision 从第") and '"data": 1' in sentence
+
+
 def load_truncate():
     ns: dict = {}
     exec(compile((CHAPTERS / "truncate.py").read_text(encoding="utf-8"), "truncate.py", "exec"), ns)
@@ -135,8 +155,8 @@ BUGS = {  # slot -> (the chapter's line, the bug, a case where it shows, what th
                        "bad_row", "模型读到的 tool 消息里没有 error_type（toolkit 的有）"),
     "evaluate": ('        if result.error_type == "retryable":', "        if True:",  # every failure is "retry"
                  "bad_row", "模型读到的决定是 retry（toolkit：report_error）"),
-    "executor": ("                info = error_from_envelope(value)", "                info = None",  # envelope = success
-                 "bad_row", "你的 executor 出错"),
+    "executor": ("                info = error_from_envelope(value)", "                info = None",
+                 "bad_row", "你的 executor 出错"),  # an error envelope taken for a success
     "loop": ('    content["decision"] = {"action": decision["action"], "suggestion": decision.get("suggestion")}\n',
              "",  # the decision never reaches the model
              "bad_row", "模型读到的 tool 消息里没有 decision（toolkit 的有）"),

@@ -80,12 +80,12 @@ def _field_differences(mine: dict, theirs: dict) -> list[str]:
     order = {k: i for i, k in enumerate(_ALWAYS)}
     for key in sorted((k for k in mine if k in theirs and mine[k] != theirs[k]), key=lambda k: order.get(k, 9)):
         a, b = mine[key], theirs[key]
-        if key == "decision" and isinstance(a, dict) and isinstance(b, dict):
-            if a.get("action") != b.get("action"):
-                found.append(f"模型读到的决定是 {a.get('action')}（toolkit：{b.get('action')}）")
-            else:
-                yours, toolkit, _ = _parted(_text(a.get("suggestion")), _text(b.get("suggestion")))
-                found.append(f"决定里的建议不同：你的「{yours}」，toolkit 的「{toolkit}」")
+        decisions = key == "decision" and isinstance(a, dict) and isinstance(b, dict)
+        if decisions and a.get("action") != b.get("action"):
+            found.append(f"模型读到的决定是 {a.get('action')}（toolkit：{b.get('action')}）")
+        elif decisions and a.get("suggestion") != b.get("suggestion"):
+            yours, toolkit, _ = _parted(_text(a.get("suggestion")), _text(b.get("suggestion")))
+            found.append(f"决定里的建议不同：你的「{yours}」，toolkit 的「{toolkit}」")
         elif key == "result" and _kind(a) != _kind(b):
             shown = "" if b is None else f"：「{_parted('', _text(b))[1]}」"
             found.append(f"result 是{_kind(a)}（toolkit 的是{_kind(b)}{shown}）")

@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 
 from ..clock import SimulatedClock, use_clock
 from ..executor import ToolExecutor
-from ..mine import SLOTS, Piece, folder, toolkit_piece, where
+from ..mine import SLOTS, Piece, folder, load, toolkit_piece, where
 from .cases import CASES, Case, toolkit_check
 from .outcome import UNFINISHED, Outcome, ends, from_part, object_of
 
@@ -275,10 +275,11 @@ class Comparison:
             lines.append(f"— {who} —")
             for i, message in enumerate(outcome.messages, 1):
                 there = other.messages[i - 1] if i <= len(other.messages) else None
-                same = there is not None and (message == there or object_of(message) == object_of(there) is not None)
-                lines.append(f"  tool 消息 {i}：{ends(message, width) if same or there is None else from_part(message, there, width)}")
-            answer = outcome.answer if outcome.answer == other.answer else from_part(outcome.answer, other.answer, width)
-            lines.append(f"  回答：{ends(answer, width) or '（没有回答）'}")
+                same = there is None or message == there or object_of(message) == object_of(there) is not None
+                lines.append(f"  tool 消息 {i}：{ends(message, width) if same else from_part(message, there, width)}")
+            answer = (ends(outcome.answer, width) if outcome.answer == other.answer
+                      else from_part(outcome.answer, other.answer, width))
+            lines.append(f"  回答：{answer or '（没有回答）'}")
         return "\n".join(lines)
 
 
@@ -291,8 +292,6 @@ def compare(pieces: Mapping[str, Piece] | None = None) -> Comparison:
     """Run every case on the toolkit's agent, on the student's whole agent (their saved pieces, default
     `toolkit.mine.load()`; the toolkit's in the slots they did not save), and with each saved piece alone;
     never raises for what a piece does."""
-    from ..mine import load
-
     found = dict(pieces) if pieces is not None else load()
     mine = {slot: piece.fn for slot, piece in found.items() if piece.ok and piece.fn is not None}
     result = Comparison(found)
