@@ -63,8 +63,8 @@ _KEPT = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.
 def where(slot: str, followed_by: str = "") -> str:
     """Where the course writes `slot`, in Chinese (第 03 章, 练习 07), with the word that follows it spaced as
     Chinese is after a number (第 03 章的, 练习 07 的)."""
-    checks, then = CHECKS[slot], followed_by
-    return f"第 {checks[2:]} 章{then}" if checks.startswith("ch") else f"练习 {checks}{' ' + then if then else ''}"
+    checks = CHECKS[slot]
+    return f"第 {checks[2:]} 章{followed_by}" if checks.startswith("ch") else f"练习 {checks} {followed_by}".rstrip()
 
 
 def folder() -> Path:
