@@ -13,7 +13,6 @@ from typing import Any, Callable, Iterator
 
 __all__ = ["CASES", "Case", "REPORT", "SALES_QUESTION", "toolkit_check"]
 
-_FAULTS = Path(__file__).resolve().parent.parent.parent / "data" / "faults" / "sales"
 SALES_QUESTION = "哪个类别的销售额最高？总销售额是多少？"
 
 
@@ -60,10 +59,10 @@ def _timeouts() -> Iterator[dict]:
 
 @contextlib.contextmanager
 def _bad_row() -> Iterator[dict]:
-    from ..tools import default_registry
+    from ..tools import course_dir, default_registry
 
     with tempfile.TemporaryDirectory(prefix="capstone-") as folder_:
-        shutil.copy(_FAULTS / "quantity_abc.csv", Path(folder_) / "sales.csv")
+        shutil.copy(course_dir() / "data" / "faults" / "sales" / "quantity_abc.csv", Path(folder_) / "sales.csv")
         yield {"registry": default_registry(data_dir=folder_)}
 
 
