@@ -18,6 +18,7 @@ request gets a fresh worker with the object loaded again.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import random
 import secrets
 import sys
@@ -36,28 +37,54 @@ LOAD_LIMIT = 60.0    # loading the object may import modules it refers to (matpl
 WARM_MODULES = ["toolkit", "toolkit.executor", "toolkit.check._worker"]  # what every worker imports first
 
 
-def _context() -> Any:
+START_SETTING = "TOOLKIT_CHECK_START_METHOD"  # "spawn": every worker a new interpreter, as on Windows (CI forces it)
+
+
+def forced_start_method() -> str | None:
+    """The start method $TOOLKIT_CHECK_START_METHOD asks for (None: the default); ValueError (Chinese) for one
+    this system does not have."""
+    wanted = os.environ.get(START_SETTING, "").strip().lower()
+    if not wanted:
+        return None
+    methods = multiprocessing.get_all_start_methods()
+    if wanted not in methods:
+        raise ValueError(f"{START_SETTING}={wanted} 在这台机器上用不了：只能是 {'、'.join(methods)}，或者不设置")
+    return wanted
+
+
+def _default_context() -> Any:
     """Where the system has it, "forkserver": one clean server process imports WARM_MODULES once and each
     worker is a fork of it (milliseconds), not a new interpreter importing them again (about 0.2 s of CPU per
     check). No student code ever runs in the server, so each worker starts as clean as a spawned one. On
-    Windows, "spawn"."""
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("spawn")
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(WARM_MODULES)
+    Windows, "spawn". $TOOLKIT_CHECK_START_METHOD chooses another (CI walks Windows' path on Linux with spawn)."""
+    method = forced_start_method() or ("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
+                                       else "spawn")
+    context = multiprocessing.get_context(method)
+    if method == "forkserver":
+        context.set_forkserver_preload(WARM_MODULES)
     return context
 
 
-_CONTEXT = _context()
+_CONTEXT: Any = None  # chosen when the first worker starts (a setting that cannot be used is then a ValueError)
+
+
+def context() -> Any:
+    """The multiprocessing context workers start from."""
+    global _CONTEXT
+    if _CONTEXT is None:
+        _CONTEXT = _default_context()
+    return _CONTEXT
 
 
 def fork_from_here() -> None:
     """Workers are forks of this process, not of a fork server: for a referee that holds nothing a student
     may not see and runs one thread (the notebook's referee: see _referee.serve). It saves the fork
     server's interpreter, about a second of a kernel's first check(). The worker closes every descriptor
-    it inherited but its pipe (_worker._guard_process) before any student code runs."""
+    it inherited but its pipe (_worker._guard_process) before any student code runs. Not when
+    $TOOLKIT_CHECK_START_METHOD names a start method (ValueError for one this system does not have)."""
     global _CONTEXT
-    if "fork" in multiprocessing.get_all_start_methods() and sys.platform.startswith("linux"):
+    if forced_start_method() is None and "fork" in multiprocessing.get_all_start_methods() \
+            and sys.platform.startswith("linux"):
         _CONTEXT = multiprocessing.get_context("fork")
 
 
@@ -68,8 +95,9 @@ class Proc:
         from ._sandbox import plan
         from ._worker import serve
 
-        self.conn, child = _CONTEXT.Pipe(duplex=True)
-        self.process = _CONTEXT.Process(target=serve, args=(child, plan()), daemon=True, name="toolkit-check-worker")
+        start = context()
+        self.conn, child = start.Pipe(duplex=True)
+        self.process = start.Process(target=serve, args=(child, plan()), daemon=True, name="toolkit-check-worker")
         # Why swap __main__: spawn re-runs the caller's main module in the child, and the fork server imports
         # it (a kernel's, pytest's, "<stdin>" that cannot be re-run). The worker needs nothing from it, so it
         # is shown an empty one.
