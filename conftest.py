@@ -39,6 +39,45 @@ def pytest_runtest_setup(item):
     os.environ["TOOLKIT_MY_DIR"] = _COPIES[str(path)]
 
 
+# How the suite is spread over the workers (pyproject.toml: -n auto --dist loadgroup). Every test goes on its own to
+# whichever worker is free, except a notebook's cells, which run in order in one kernel, and the modules whose
+# module-scoped fixtures start something big (JupyterLab, a venv with the toolkit installed, an MCP server, a
+# user): each of those is one unit. The units that take longest start first, so no worker is left with one of
+# them while the other has nothing to do; then the notebooks; then the rest in the order they were collected.
+# (pytest-xdist's own loadgroup renames node ids to group them, which pytest 9 no longer lets it do: the units
+# are drawn here, by path, in a scheduler of our own.)
+KEEP_TOGETHER = {"test_browser.py", "test_install.py", "test_capstone.py", "test_mcp.py", "test_ordinary_user.py"}
+LONG_FIRST = {"test_check_nbgrader.py", "test_browser.py", "test_fuzz.py", "test_fuzz_hostile.py",
+              "test_linear_time.py", "test_chapters_other_model.py", "test_check_trust.py", "test_typing.py"}
+
+
+def _unit(nodeid: str) -> str:
+    """The unit a test belongs to: its file for a notebook or a KEEP_TOGETHER module, else the test itself."""
+    path = nodeid.split("::", 1)[0]
+    return path if path.endswith(".ipynb") or path.rsplit("/", 1)[-1] in KEEP_TOGETHER else nodeid
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Units(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit(nodeid)
+
+    return Units(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item) -> int:
+        path = Path(str(item.fspath))
+        return 0 if path.name in LONG_FIRST or item.get_closest_marker("slow") else 1 if path.suffix == ".ipynb" else 2
+
+    items.sort(key=rank)  # stable: a notebook's cells, and each module's tests, keep their order
+
+
 # Exercise notebooks are stored unexecuted and fail their checks by design (their stubs raise
 # NotImplementedError), so nbval does not run them: tests/test_check.py checks them instead (each
 # untouched exercise fails every check and is exactly what `python -m toolkit.check.build` makes from its
