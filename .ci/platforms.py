@@ -37,8 +37,13 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 # otherwise download every wheel again; the install is still the README's, into a fresh venv
 USER_PIP_CACHE = Path("/var/cache/tool-result-lab-ci/pip")
 RUNUSER = shutil.which("runuser") or "runuser"
+# the checker's tests: all of them with the namespaces on; the fallback's (check(fn), the shell checker, the class
+# report, the attacks on them; test_check_trust.py runs its fallback cases in every run already); spawn's (how a
+# worker is started, asked and ended)
 CHECKER_TESTS = ["tests/test_check.py", "tests/test_check_referee.py", "tests/test_check_class.py",
                  "tests/test_check_trust.py", "tests/test_check_attacks.py"]
+FALLBACK_TESTS = ["tests/test_check.py", "tests/test_check_class.py", "tests/test_check_attacks.py"]
+SPAWN_TESTS = ["tests/test_check.py", "tests/test_check_referee.py", "tests/test_check_class.py"]
 QUESTION = "哪个类别销售额最高？总销售额是多少？"
 START = time.monotonic()
 failures: list[str] = []
@@ -136,10 +141,11 @@ def checker_as_the_user(place: Place) -> None:
     probe = "from toolkit.check import _sandbox; print('sandbox problem:', repr(_sandbox.problem()))"
     place.run("the namespaces are on for this user" if allowed else "no namespaces here: the fallback says why",
               [python, "-c", probe], contains="sandbox problem: ''" if allowed else "sandbox problem: '")
-    pytest = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *CHECKER_TESTS]
-    place.run("the checker's tests", pytest)
-    place.run("the checker's tests, TOOLKIT_CHECK_SANDBOX=off", pytest, extra={"TOOLKIT_CHECK_SANDBOX": "off"})
-    place.run("the checker's tests, TOOLKIT_CHECK_START_METHOD=spawn", pytest,
+    pytest = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    place.run("the checker's tests", [*pytest, *CHECKER_TESTS])
+    place.run("the checker's tests, TOOLKIT_CHECK_SANDBOX=off", [*pytest, *FALLBACK_TESTS],
+              extra={"TOOLKIT_CHECK_SANDBOX": "off"})
+    place.run("the checker's tests, TOOLKIT_CHECK_START_METHOD=spawn", [*pytest, *SPAWN_TESTS],
               extra={"TOOLKIT_CHECK_START_METHOD": "spawn"})
 
 
