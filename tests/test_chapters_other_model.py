@@ -39,7 +39,7 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-CAPSTONE, SAMPLE_MY_TOOLKIT = "11_capstone.ipynb", ROOT / "tests" / "sample_my_toolkit"
+CAPSTONE, CHAPTERS_MY_TOOLKIT = "11_capstone.ipynb", ROOT / "tests" / "chapters_my_toolkit"
 MODEL_NAME = "another-model-v2"
 API_KEY = "other-model-test-key"  # not key-shaped on purpose: nothing to redact, nothing to leak
 TAG = "〔另一个模型〕"
@@ -446,9 +446,10 @@ def test_the_chapter_list_is_not_empty() -> None:
 @pytest.mark.parametrize("path", TALKING, ids=[p.stem for p in TALKING])
 def test_chapter_runs_unchanged_against_another_model(path: Path, pointed_at: OtherModelServer,
                                                      monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    if path.name == CAPSTONE:  # the capstone reads a student's my_toolkit/: the sample one, as under nbval
-        shutil.copytree(SAMPLE_MY_TOOLKIT, tmp_path / "my_toolkit", ignore=shutil.ignore_patterns("README.md", "__pycache__"))
-        monkeypatch.setenv("TOOLKIT_MY_DIR", str(tmp_path / "my_toolkit"))
+    # chapters 06, 07 and 11 read the pieces earlier chapters saved: each chapter starts from what chapters 01-07
+    # save, as under nbval, whatever ran before it in this worker
+    shutil.copytree(CHAPTERS_MY_TOOLKIT, tmp_path / "my_toolkit", ignore=shutil.ignore_patterns("README.md", "__pycache__"))
+    monkeypatch.setenv("TOOLKIT_MY_DIR", str(tmp_path / "my_toolkit"))
     nb = nbformat.read(path, as_version=4)
     before = len(pointed_at.requests)
     client = NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=False,
