@@ -1,28 +1,27 @@
-"""The referee's side of a scenario run: the tools, the clock and their records stay here (see _remote.py).
+"""The referee's side of a scenario run: the tools, the model, the clock and their records stay here (see _remote.py).
 
 A probe runs in the referee. The student's object is a `WorkerRef` (a Foreign that can be asked
 things): calling it inside `simulate` is a `RemoteCall`, which sends the call and then answers the
-worker until the call returns. The tools, clients and executors the probe hands over stay here as
-referee objects; the worker gets proxies, and each use of one is a callback answered here. The
-simulated clock is a `BridgeClock`: the worker's sleeps are waiters on it, so the referee records every
-wait and decides when each one ends. Values from the worker are plain data or handles (`WorkerRef`)
-and reach a check only as plain data (`sanitize`).
+worker until the call returns. What the probe hands the object is an `Offer` (a scripted tool, the
+model, an executor's tools): the worker gets its description and builds a stand-in, and each use of
+the stand-in is one ask answered here (_session.py). The simulated clock is a `BridgeClock`: the
+worker's sleeps are waiters on it, so the referee records every wait and decides when each one ends.
+Values from the worker are plain data or handles (`WorkerRef`) and reach a check only as plain data
+(`sanitize`).
 """
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import heapq
 import itertools
 import math
 from typing import Any
 
-from ..clock import SimulatedClock, get_clock, use_clock
+from ..clock import SimulatedClock, get_clock
 from ._errors import CheckerError
 from ._plain import Foreign
 
 _CLOCKS = itertools.count(1)
-SCENARIO: contextvars.ContextVar[bool] = contextvars.ContextVar("toolkit_check_scenario", default=False)
 
 
 class BridgeClock(SimulatedClock):
@@ -31,7 +30,7 @@ class BridgeClock(SimulatedClock):
     def __init__(self, start: float = 0.0, seed: int | None = 0) -> None:
         super().__init__(start, seed)
         self.seed = seed
-        self.key = next(_CLOCKS)  # the worker keeps one proxy per clock: its random stream goes on across calls
+        self.key = next(_CLOCKS)  # the worker keeps one stand-in per clock: its random stream goes on across calls
         self.pumping = 0
         self.remote: dict[int, _RemoteWaiter] = {}
         self.woken: list[int] = []
@@ -84,14 +83,22 @@ class _RemoteWaiter:
         self.clock.woken.append(self.sid)
 
 
+class Offer:
+    """Something of the referee's a probe hands the student's object (a scripted tool, the model): the worker gets
+    `spec(session)`, a description to build a stand-in from, never the object (_session.Session.export)."""
+
+    def spec(self, session: Any) -> Any:
+        raise NotImplementedError
+
+
 class WorkerRef(Foreign):
     """An object in the worker, seen from the referee: a Foreign (plain to compare: equal only to itself)
     that can also be asked for an attribute, its items or its length, and, if callable, called."""
 
     __slots__ = ("session", "id")
 
-    def __init__(self, session: Any, id: int, fields: dict) -> None:
-        super().__init__(fields["type"], fields["kind"], fields["text"], fields["shown"], fields["truthy"])
+    def __init__(self, session: Any, id: int, shown: Foreign) -> None:
+        super().__init__(shown.type_name, shown.kind, shown.text, shown.shown, shown.truthy)
         self.session, self.id = session, id
 
     def __getattr__(self, name: str) -> Any:
@@ -118,29 +125,8 @@ class WorkerRef(Foreign):
 class CallableWorkerRef(WorkerRef):
     __slots__ = ()
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        call = RemoteCall(self.session, self.id, args, kwargs)
-        try:
-            asyncio.get_running_loop()
-            running = True
-        except RuntimeError:
-            running = False
-        if running and SCENARIO.get():
-            return call  # awaited by the probe (play awaits what is awaitable)
-        return run_apart(call)
-
-
-def run_apart(call: "RemoteCall") -> Any:
-    """A remote call made outside a scenario (a probe without simulate): its own loop and clock, in a thread."""
-    import concurrent.futures
-
-    async def body() -> Any:
-        SCENARIO.set(True)
-        with use_clock(BridgeClock(seed=0)):
-            return await call
-
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, body()).result()
+    def __call__(self, *args: Any, **kwargs: Any) -> "RemoteCall":
+        return RemoteCall(self.session, self.id, args, kwargs)  # awaited by the probe, inside simulate()
 
 
 async def _settle(loop: asyncio.AbstractEventLoop) -> None:
@@ -176,14 +162,14 @@ class RemoteCall:
                 await _settle(loop)
                 if s.poll(0):
                     message = s.receive()
-                    if message.get("op") == "result" and message.get("n") == n:
+                    if message["op"] == "result" and message["n"] == n:
                         return s.finish(message, self.args, self.kwargs)
                     s.handle(message)
                     continue
                 if s.worker_idle() and clock.step():
-                    if clock.woken:
-                        woken, clock.woken = clock.woken, []
-                        s.send(("wake", woken))
+                    woken, clock.woken = clock.woken, []
+                    for sid in woken:
+                        s.answer(sid, ("value", None))
                     continue
                 s.receive_later()
         finally:

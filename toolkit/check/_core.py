@@ -17,9 +17,10 @@ A probe is the scenario half of a check: code of the checker that builds
 scripted tools and a simulated clock, calls the student's object and records
 what happened. It runs in the referee: the object is a handle to the worker
 (calling it inside `simulate` sends the call there), the tools and the clock
-stay in the referee and the worker gets proxies (_bridge.py, _remote.py), so
-the calls, their arguments and the waits are counted where the verdict is
-taken. `@probe` marks one; the Exercise lists them.
+stay in the referee and the worker gets stand-ins that ask for them in plain
+data (_bridge.py, _session.py, _remote.py), so the calls, their arguments and
+the waits are counted where the verdict is taken. `@probe` marks one; the
+Exercise lists them.
 """
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ MARKS = {"pass": "✔ 通过", "fail": "✘ 未通过", "error": "⚠ 检查器�
 
 
 def probe(fn: Callable) -> Callable:
-    """Mark `fn(obj, **params)` as a probe: worker-side code that runs the student's object and returns plain data."""
+    """Mark `fn(obj, **params)` as a probe: referee-side code that runs the student's object and returns plain data."""
     fn.__probe__ = True
     return fn
 
@@ -289,12 +290,11 @@ def simulate(make: Callable[[SimulatedClock], Awaitable[Any]], seed: int = 0) ->
     and answers it from here: the worker's sleeps wait on this clock (_bridge.BridgeClock). The
     time limit is the player's: a call that does not answer in time ends its worker (Hang).
     """
-    from ._bridge import SCENARIO, BridgeClock
+    from ._bridge import BridgeClock
 
     clock = BridgeClock(seed=seed)
 
     async def body() -> Any:
-        SCENARIO.set(True)
         with use_clock(clock):
             return await make(clock)
 

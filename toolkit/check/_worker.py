@@ -14,9 +14,9 @@ Two roles, same process kind:
   - player: loads the object ("load") in a process where no student cell ran, so a
     cell that monkeypatched the checker left its patch behind, and runs it: "call"
     (obj(*args, **kwargs), plain data back) or, for a scenario check, "invoke": the
-    probe runs in the referee and lends the object tools and a clock that stay there
-    (proxies here, see _remote.py), so what the calls, waits and tokens were is
-    counted by the referee, never reported by this process.
+    probe runs in the referee and offers the object tools, a model and a clock that stay
+    there (stand-ins here that send plain-data asks, see _remote.py), so what the calls,
+    waits and tokens were is counted by the referee, never reported by this process.
 
 Around every request: the student's prints are captured (they never reach the
 pipe), and real waits are recorded instead of waited (time.sleep, asyncio.sleep):
@@ -193,7 +193,7 @@ def serve(conn: Any, sandbox: dict | None = None) -> None:
         if request is None:
             return
         op, *args = request
-        if op in ("ret", "done", "wake"):  # late answers to a scenario call that has ended
+        if op == "done":  # a late answer to a scenario call that has ended
             continue
         REAL_SLEEPS.clear()
         captured = io.StringIO()
@@ -213,9 +213,9 @@ def serve(conn: Any, sandbox: dict | None = None) -> None:
             except BaseException as exc:  # the student's object failing to load, or the worker's own failure
                 frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
                 where = f"{os.path.basename(frame[0].filename)}:{frame[0].lineno}" if frame else ""
-                reply = {"failed": _exception(exc), "where": where, "op": op}
+                reply = {"failed": _exception(exc), "where": where, "asked": op}
         reply.update(report())
         try:
             link.send(reply)
         except (TypeError, ValueError) as exc:
-            link.send({"failed": _exception(exc), "op": op, "sleeps": [], "printed": ""})
+            link.send({"failed": _exception(exc), "asked": op, "sleeps": [], "printed": ""})
