@@ -46,15 +46,17 @@ def check_notebook(path: Path, args: argparse.Namespace) -> int:
         answer.write(payload + b"\n" + sign(key, payload).encode("ascii") + b"\n")
         answer.flush()
         return 0 if run.report.ok else 1
-    print(run.report.render())
+    from ._core import visible
+
+    print("\n".join(visible(line) for line in run.report.render().splitlines()))  # a student's CR or ESC rewrites no line
     for note in run.notes:
-        print(f"⚠ {note}")
+        print(visible(f"⚠ {note}"))
     return 0 if run.report.ok else 1
 
 
 def check_directory(folder: Path, args: argparse.Namespace) -> int:
     from ._class import STATUS, check_many
-    from ._core import _pad, _width
+    from ._core import _pad, _width, visible
     from .notebook import exercise_notebooks, skipped_copies
 
     notebooks = exercise_notebooks(folder)
@@ -67,7 +69,7 @@ def check_directory(folder: Path, args: argparse.Namespace) -> int:
     for run, _ in runs:
         report = run.report
         status = STATUS[run.status] + (f"（{report.problem}）" if report.problem else "")
-        rows.append((run.path.stem, "-" if report.problem else f"{report.passed}/{report.total}", status))
+        rows.append((run.path.stem, "-" if report.problem else f"{report.passed}/{report.total}", visible(status)))
     width = max(_width(r[0]) for r in rows + [("练习", "", "")])
     print(f"{_pad('练习', width)}  {_pad('通过', 7)}  状态")
     print("─" * (width + 24))
@@ -77,7 +79,7 @@ def check_directory(folder: Path, args: argparse.Namespace) -> int:
     print("─" * (width + 24))
     print(f"完成 {done}/{len(rows)} 个练习")
     for note in copies:
-        print(f"⚠ {note}")
+        print(visible(f"⚠ {note}"))
     return 0 if done == len(rows) else 1
 
 
@@ -95,6 +97,7 @@ def _unwritable(target: str | None) -> str:
 
 def check_class_folder(folder: Path, args: argparse.Namespace) -> int:
     from ._class import STATUS, check_class
+    from ._core import visible
 
     for option, target in (("--html", args.html), ("--csv", args.csv)):
         why = _unwritable(target)
@@ -103,7 +106,7 @@ def check_class_folder(folder: Path, args: argparse.Namespace) -> int:
             return 2
 
     def progress(path: Path, run) -> None:
-        print(f"  {STATUS[run.status][:1]} {path.parent.name}/{path.name}", file=sys.stderr, flush=True)
+        print(visible(f"  {STATUS[run.status][:1]} {path.parent.name}/{path.name}"), file=sys.stderr, flush=True)
 
     report = check_class(folder, jobs=_jobs(args.jobs), progress=progress, time_limit=args.time_limit,
                          cell_timeout=args.cell_timeout)

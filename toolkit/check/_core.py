@@ -181,6 +181,16 @@ class Report:
         return self.render()
 
 
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(32), *range(127, 160)]} | {
+    c: f"\\u{c:04x}" for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]} | {10: "\\n", 13: "\\r", 9: "\\t"}
+
+
+def visible(text: str) -> str:
+    """`text` for one line of a terminal: control characters (newline, CR, ESC, bidi overrides) shown escaped, so a
+    student's text can neither erase nor fake a line of the report."""
+    return text.translate(_CONTROLS)
+
+
 def _width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
