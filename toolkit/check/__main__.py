@@ -152,18 +152,20 @@ def _seconds(text: str) -> float:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from ._player import TIME_LIMIT
+    from ._class import NOTEBOOK_TIMEOUT
+    from ._player import AFTER_HANG, TIME_LIMIT
     from .notebook import CELL_TIMEOUT
 
-    parser = _Parser(prog="python -m toolkit.check",
-                                     description="运行练习 notebook 并检查你写的函数；给一个目录则显示全部练习的进度。")
+    parser = _Parser(prog="python -m toolkit.check", description="运行练习 notebook 并检查你写的函数；给一个目录则显示全部练习"
+                     f"的进度（目录和 --class 里每个 notebook 一共最多 {NOTEBOOK_TIMEOUT:g} 秒）。")
     parser.add_argument("path", help="练习 notebook（例如 exercises/ex02_smart_truncate.ipynb）或目录（exercises/）")
     parser.add_argument("--class", dest="class_", action="store_true",
                         help="老师用：path 是班级目录，每个学生一个子目录，输出班级报告")
     parser.add_argument("--html", metavar="FILE", help="（--class）把班级报告另存为一个 HTML 页面")
     parser.add_argument("--csv", metavar="FILE", help="（--class）把每个学生每个练习的得分另存为 CSV")
     parser.add_argument("--jobs", type=int, default=None, help="同时检查几个 notebook（默认 2，或 CPU 核数更少时取核数）")
-    parser.add_argument("--time-limit", type=_seconds, default=TIME_LIMIT, help=f"每次调用你的函数最多几秒（默认 {TIME_LIMIT:g}）")
+    parser.add_argument("--time-limit", type=_seconds, default=TIME_LIMIT, help=f"每次调用你的函数最多几秒（默认 {TIME_LIMIT:g}；"
+                        f"有一项超时后，这个 notebook 余下的每项只等 {AFTER_HANG:g} 秒）")
     parser.add_argument("--cell-timeout", type=_seconds, default=CELL_TIMEOUT,
                         help=f"每个代码单元格最多运行几秒（默认 {CELL_TIMEOUT:g}）")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # one notebook's run, for --class

@@ -166,7 +166,7 @@ class RemoteCall:
                         return s.finish(message, self.args, self.kwargs)
                     s.handle(message)
                     continue
-                if s.worker_idle() and clock.step():
+                if s.idle and clock.step():
                     woken, clock.woken = clock.woken, []
                     for sid in woken:
                         s.answer(sid, ("value", None))

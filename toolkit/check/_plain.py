@@ -137,12 +137,10 @@ def decode(data: Any, other: Callable[[Any], Any] | None = None, depth: int = 0)
     if key == "d" and type(body) is list and all(type(p) is list and len(p) == 2 for p in body):
         out = {}
         for k, v in body:
-            k = decode(k, other, depth + 1)
             try:
-                hash(k)
-            except TypeError:  # a list key cannot be: the student's dict had an unhashable-looking key
-                k = Foreign("list", "", str(k), repr(k), bool(k))
-            out[k] = decode(v, other, depth + 1)
+                out[decode(k, other, depth + 1)] = decode(v, other, depth + 1)
+            except TypeError:  # a list as a key: encode() never writes one
+                raise Malformed("字典的键不对") from None
         return out
     if key == "o" and type(body) is dict and set(body) == FOREIGN and type(body["truthy"]) is bool and \
             all(type(body[f]) is str for f in FOREIGN - {"truthy"}):

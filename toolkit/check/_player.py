@@ -169,6 +169,7 @@ class Player:
         self.sleeps: list[list] = []
         self.last: Any = _NOTHING
         self.rng = random.Random(0)  # the run's own figures for scenario checks (judge draws them per run)
+        self.hung = False
 
     def start(self) -> None:
         """Load the object into a worker; LoadFailed says why it cannot be."""
@@ -218,10 +219,13 @@ class Player:
         return self.last
 
     def _lost(self, exc: BaseException) -> None:
-        """The worker was ended (a Hang) or died: the next request gets a fresh one."""
+        """The worker was ended (a Hang, whose row then says the limit drops) or died: the next request gets a
+        fresh one."""
         self.proc = None
         if isinstance(exc, Hang):
             self.time_limit = min(self.time_limit, AFTER_HANG)
+            exc.args = (f"{exc}（{'前面已有一项检查超时，' if self.hung else ''}之后每项检查只等 {self.time_limit:g} 秒）",)
+            self.hung = True
         self.pool.prefetch()  # the next check starts on a warm worker
 
     def _ask(self, request: tuple) -> Any:

@@ -36,16 +36,7 @@ from typing import Any, Callable
 
 from ._plain import encode, exception_data, foreign_fields
 
-__all__ = ["Link", "ArgRef", "Spec", "ExcSpec"]
-
-
-class ArgRef:
-    """In a referee message: one of the worker's own handles."""
-
-    __slots__ = ("id",)
-
-    def __init__(self, id: int) -> None:
-        self.id = id
+__all__ = ["Link", "Spec", "ExcSpec"]
 
 
 class Spec:
@@ -101,10 +92,11 @@ class Client:
     """client.chat.completions.create(**request), as the openai SDK's client: each call asks the referee's model."""
 
     def __init__(self, link: "Link", k: int) -> None:
-        self.chat = Reply({})
-        self.chat.completions = Reply({})
-        self.chat.completions.create = lambda **request: _reply(
-            link.ask("model", client=k, request=json.loads(json.dumps(request, ensure_ascii=False, default=_dumped))))
+        def create(**request: Any) -> Any:
+            request = json.loads(json.dumps(request, ensure_ascii=False, default=_dumped))
+            return _reply(link.ask("model", client=k, request=request))
+
+        self.chat = _reply({"completions": {"create": create}})
 
 
 def _tool(link: "Link", k: int, name: str, sync: bool) -> Callable:
@@ -216,10 +208,8 @@ class Link:
         return encode(value, self.keep)
 
     def take(self, value: Any) -> Any:
-        """A value from the referee, with its handles, stand-ins and exceptions made."""
+        """A value from the referee, with its stand-ins and exceptions made."""
         t = type(value)
-        if t is ArgRef:
-            return self.handles.get(value.id)
         if t is Spec:
             if value.kind == "executor":
                 return _executor(self, *value.args)

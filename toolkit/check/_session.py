@@ -22,7 +22,7 @@ from ..redaction import safe_str
 from ._bridge import BridgeClock, CallableWorkerRef, Offer, WorkerRef
 from ._errors import CheckerError, Crashed, Hang, Raised, Tampered
 from ._plain import Malformed, decode
-from ._remote import ArgRef, ExcSpec
+from ._remote import ExcSpec
 
 MAX_MESSAGE = 16 * 2**20  # bytes of one message from the worker
 MAX_ID = 2**53
@@ -94,7 +94,7 @@ class Session:
         self.proc = proc
         self.ids = itertools.count(1)
         self.sent = 0
-        self.idle = False
+        self.idle = False  # the worker has handled everything sent to it and waits on the referee (time may move)
         self.deadline: float | None = None
         self.limit = 0.0
         self.clock: BridgeClock | None = None
@@ -167,10 +167,6 @@ class Session:
         self.fault = Crashed(code)
         raise self.fault from None
 
-    def worker_idle(self) -> bool:
-        """The worker has handled everything sent to it and waits on the referee (time may move)."""
-        return self.idle
-
     def request(self, message: tuple, limit: float) -> dict:
         """A plain request (load, call, a loader's cell): its answer; the worker's asks meanwhile are answered."""
         self.deadline, self.limit = time.monotonic() + limit, limit
@@ -214,13 +210,11 @@ class Session:
             self.refuse(f"值不对（{exc}）")
 
     def export(self, value: Any) -> Any:
-        """A referee value as the worker gets it: plain data as it is, a worker handle back as itself, a toolkit
-        dataclass of plain data as a copy, an Offer as its Spec. Nothing else crosses (CheckerError)."""
+        """A referee value as the worker gets it: plain data as it is, a toolkit dataclass of plain data as a copy, an
+        Offer as its Spec. Nothing else crosses (CheckerError)."""
         t = type(value)
         if value is None or t in (bool, int, float, str, bytes):
             return value
-        if isinstance(value, WorkerRef) and value.session is self:
-            return ArgRef(value.id)
         if t in (list, tuple):
             return t(self.export(v) for v in value)
         if t is dict:
