@@ -332,15 +332,15 @@ def test_every_answer_the_referee_sends_is_plain_data() -> None:
     feed(session, proc, {**valid("model", numbers), "id": 502})
     feed(session, proc, {"op": "now", "id": 503})
     feed(session, proc, {"op": "sleep", "id": 504, "seconds": 2})
-    assert session.clock.step() and session.clock.woken == [504]
+    assert session.clock.step()  # wakes the sleep: "done" 504
     failing = session.export(Scripted(["permission"])).args[0]
     feed(session, proc, {"op": "tool", "id": 505, "tool": failing, "args": [], "kwargs": {"d": []}})
     feed(session, proc, {"op": "await", "id": 505})
     run_tasks(session)
-    answers = [proc.far.recv() for _ in range(4)]
-    assert [a[1] for a in answers] == [501, 502, 503, 505]
+    answers = [proc.far.recv() for _ in range(5)]
+    assert [a[1] for a in answers] == [501, 502, 503, 504, 505]
     assert all(plain(a) for a in answers), answers
-    assert answers[3][2][1].cls is PermissionError
+    assert answers[3][2] == ("value", None) and answers[4][2][1].cls is PermissionError
 
 
 THINGS = {"coroutine": lambda: asyncio.sleep(0), "frame": sys._getframe, "builtin": lambda: print,

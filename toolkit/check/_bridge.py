@@ -19,7 +19,7 @@ from typing import Any
 
 from ..clock import SimulatedClock, get_clock
 from ._errors import CheckerError
-from ._plain import Foreign
+from ._plain import Foreign, decode, foreign_fields
 
 _CLOCKS = itertools.count(1)
 
@@ -33,7 +33,6 @@ class BridgeClock(SimulatedClock):
         self.key = next(_CLOCKS)  # the worker keeps one stand-in per clock: its random stream goes on across calls
         self.pumping = 0
         self.remote: dict[int, _RemoteWaiter] = {}
-        self.woken: list[int] = []
 
     def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
         if not self.pumping:
@@ -45,11 +44,12 @@ class BridgeClock(SimulatedClock):
             return
         super()._advance_when_idle(loop)
 
-    def remote_sleep(self, sid: int, seconds: float) -> None:
+    def remote_sleep(self, sid: int, seconds: float, wake: Any) -> None:
+        """The worker's sleep `sid` as a waiter here: `wake(sid)` when the clock gets to it."""
         self.sleeps.append(seconds)
         if math.isinf(seconds):  # a hang: never woken, as on a SimulatedClock
             return
-        waiter = _RemoteWaiter(self, sid)
+        waiter = _RemoteWaiter(self, sid, wake)
         self.remote[sid] = waiter
         heapq.heappush(self._waiters, (self._now + seconds, next(self._seq), waiter))
 
@@ -66,10 +66,10 @@ class BridgeClock(SimulatedClock):
 class _RemoteWaiter:
     """A worker's sleep in the clock's heap (quacks like the future a local sleeper waits on)."""
 
-    __slots__ = ("clock", "sid", "_done")
+    __slots__ = ("clock", "sid", "wake", "_done")
 
-    def __init__(self, clock: BridgeClock, sid: int) -> None:
-        self.clock, self.sid, self._done = clock, sid, False
+    def __init__(self, clock: BridgeClock, sid: int, wake: Any) -> None:
+        self.clock, self.sid, self.wake, self._done = clock, sid, wake, False
 
     def done(self) -> bool:
         return self._done
@@ -80,7 +80,7 @@ class _RemoteWaiter:
     def set_result(self, _: Any) -> None:
         self._done = True
         self.clock.remote.pop(self.sid, None)
-        self.clock.woken.append(self.sid)
+        self.wake(self.sid)
 
 
 class Offer:
@@ -166,10 +166,7 @@ class RemoteCall:
                         return s.finish(message, self.args, self.kwargs)
                     s.handle(message)
                     continue
-                if s.idle and clock.step():
-                    woken, clock.woken = clock.woken, []
-                    for sid in woken:
-                        s.answer(sid, ("value", None))
+                if s.idle and clock.step():  # the worker's sleeps it woke are answered "done"
                     continue
                 s.receive_later()
         finally:
@@ -193,7 +190,4 @@ def sanitize(value: Any) -> Any:
         return t(sanitize(v) for v in value)
     if t is dict:
         return {sanitize(k): sanitize(v) for k, v in value.items()}
-    from ._plain import foreign_fields
-
-    o = foreign_fields(value)
-    return Foreign(o["type"], o["kind"], o["text"], o["shown"], o["truthy"])
+    return decode({"o": foreign_fields(value)})

@@ -1,26 +1,13 @@
 """The worker's end of a scenario run: stand-ins for the referee's tools, model and clock, and the handles it keeps.
 
 A scenario check (a probe, see _core.py) runs in the referee; the student's object stays here. What the probe
-hands the object arrives as a description (`Spec`: a tool, a model client, an executor over such tools), and
-a stand-in is built from it here: each use of the stand-in is one message of the fixed vocabulary below,
-answered with plain data by the referee, which keeps the tools, the model, the simulated clock and their
-records. No object of the referee's is ever here, nor a reference to one. ARCHITECTURE.md has the table.
-
-    referee -> worker  (pickled, made by the referee of plain data, the toolkit's value records and Specs)
-        ("invoke", n, target, args, kwargs, clock)   run handles[target](*args, **kwargs) on the stand-in clock
-        ("op", seq, target, kind, payload)           getattr / list / len / getitem / contains on a handle
-        ("done", id, outcome)                        the answer to the worker's ask `id`, or its sleep is over
-    worker -> referee  (JSON, every message checked there against _session.MESSAGES)
-        {"op": "tool", "id", "tool", "args", "kwargs"}   call offered tool k (answered now if it is sync)
-        {"op": "await", "id"} / {"op": "cancel", "id"}   run that async tool's call / drop a call or a sleep
-        {"op": "model", "id", "client", "request"}       client.chat.completions.create(**request)
-        {"op": "now", "id"} / {"op": "sleep", "id", "seconds"}   the simulated clock
-        {"op": "idle", "seen"}                           nothing can run here until the referee answers
-        {"op": "ret", "seq", ...} / {"op": "result", "n", ...}   the answer to an op / an invoke
-
-Simulated time moves only when both sides are idle, as SimulatedClock does in one loop: the referee
-advances its clock to the next wake-up after the worker said "idle" about every message it was sent.
-The worker's own state is the student's to tamper with; whatever it sends is checked and judged as such.
+hands the object arrives as a `Spec` (a tool, a model client, an executor over such tools) and a stand-in is built
+from it: each use of the stand-in is one message (ARCHITECTURE.md has the table: tool, await, cancel, model, now,
+sleep, idle; ret and result answer the referee's op and invoke), answered with plain data by the referee, which
+keeps the tools, the model, the simulated clock and their records. Nothing of the referee's is here, nor a
+reference to one. Simulated time moves only when both sides are idle, as SimulatedClock does in one loop: the
+referee advances its clock to the next wake-up after the worker said "idle" about every message it was sent. The
+worker's own state is the student's to tamper with; whatever it sends is checked there and judged as such.
 """
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """The referee's end of one worker's pipe: requests, and the worker's asks checked against a fixed vocabulary.
 
-See _remote.py for the protocol and _bridge.py for the scenario side (the clock, the worker's handles, a remote
-call). The referee lends nothing: the worker gets plain data, copies of the toolkit's value records, and
-descriptions (`Spec`) of the tools and the model it may ask for. Every message from the worker is JSON, read
-within a size limit and checked field by field (MESSAGES) before anything acts on it; an ask names an offered
-tool or client by number and is answered with plain data. A message outside the vocabulary, a field of the
-wrong type, an id used twice, an answer nobody asked for: the worker is ended and the check fails (Tampered).
+The referee lends nothing (see _remote.py and ARCHITECTURE.md's table): every message from the worker is JSON,
+read within MAX_MESSAGE bytes and checked field by field (MESSAGES) before anything acts on it, and an ask names
+an offered tool or model by number and is answered with plain data. Anything else ends the worker (Tampered).
 """
 from __future__ import annotations
 
@@ -54,20 +51,13 @@ FIELDS: dict[str, Callable[[Any], bool]] = {  # a field's name decides its type,
     "where": lambda v: type(v) is str, "asked": lambda v: type(v) is str, "blob": lambda v: type(v) is str,
     "ok": lambda v: v is True, "missing": lambda v: v is True,
 }
-ANSWER = ("value", "raised")
+ANSWER = {"value", "raised"}  # an answer carries one of these
 MESSAGES: dict[str | None, tuple[set, set]] = {  # op: (required fields, optional ones); None: a request's answer
-    "tool": ({"id", "tool", "args", "kwargs"}, set()),
-    "await": ({"id"}, set()),
-    "cancel": ({"id"}, set()),
-    "model": ({"id", "client", "request"}, set()),
-    "now": ({"id"}, set()),
-    "sleep": ({"id", "seconds"}, set()),
-    "idle": ({"seen"}, set()),
-    "ret": ({"seq"}, set(ANSWER)),
-    "result": ({"n", "args", "kwargs", "printed", "sleeps"}, set(ANSWER)),
-    None: (set(), {"value", "raised", "failed", "where", "asked", "ok", "error", "blob", "missing", "unpicklable",
-                   "printed", "sleeps"}),
-}
+    op: (set(required.split()), set(optional.split())) for op, required, optional in (
+        ("tool", "id tool args kwargs", ""), ("await", "id", ""), ("cancel", "id", ""),
+        ("model", "id client request", ""), ("now", "id", ""), ("sleep", "id seconds", ""), ("idle", "seen", ""),
+        ("ret", "seq", "value raised"), ("result", "n args kwargs printed sleeps", "value raised"),
+        (None, "", "value raised failed where asked ok error blob missing unpicklable printed sleeps"))}
 
 
 def checked(message: Any) -> dict:
@@ -79,7 +69,7 @@ def checked(message: Any) -> dict:
         raise Malformed(f"不认识的消息 {safe_str(op, 40)}")
     required, optional = MESSAGES[op]
     fields = set(message) - {"op"}
-    if not required <= fields <= required | optional or (op in ("ret", "result") and len(fields & set(ANSWER)) != 1):
+    if not required <= fields <= required | optional or (op in ("ret", "result") and len(fields & ANSWER) != 1):
         raise Malformed(f"{op} 消息的字段不对：{sorted(fields)[:8]}")
     for name in fields:
         if not FIELDS[name](message[name]):
@@ -167,27 +157,25 @@ class Session:
         self.fault = Crashed(code)
         raise self.fault from None
 
-    def request(self, message: tuple, limit: float) -> dict:
-        """A plain request (load, call, a loader's cell): its answer; the worker's asks meanwhile are answered."""
-        self.deadline, self.limit = time.monotonic() + limit, limit
+    def answer_to(self, message: tuple, op: str | None = None, seq: int | None = None) -> dict:
+        """Send `message`; the worker's answer (op, with its seq), its asks meanwhile answered."""
         self.send(message)
         while True:
             self.receive_later()
             answer = self.receive()
-            if "op" not in answer:
+            if answer.get("op") == op and answer.get("seq") == seq:
                 return answer
             self.handle(answer)
+
+    def request(self, message: tuple, limit: float) -> dict:
+        """A plain request (load, call, a loader's cell): its answer."""
+        self.deadline, self.limit = time.monotonic() + limit, limit
+        return self.answer_to(message)
 
     def op(self, target: int, kind: str, payload: Any) -> Any:
         """A question about a worker handle (getattr, list, len...), answered there by the student's code."""
         seq = next(self.ids)
-        self.send(("op", seq, target, kind, payload))
-        while True:
-            self.receive_later()
-            message = self.receive()
-            if message["op"] == "ret" and message["seq"] == seq:
-                break
-            self.handle(message)
+        message = self.answer_to(("op", seq, target, kind, payload), "ret", seq)
         if "raised" in message:
             raised = message["raised"]
             if "AttributeError" in raised["names"]:
@@ -340,7 +328,7 @@ class Session:
     def on_sleep(self, message: dict) -> None:
         if self.clock is None:
             return self.answer(message["id"], _NO_CLOCK)
-        self.clock.remote_sleep(message["id"], float(message["seconds"]))
+        self.clock.remote_sleep(message["id"], float(message["seconds"]), lambda n: self.answer(n, ("value", None)))
 
     def on_idle(self, message: dict) -> None:
         """The worker waits on the referee (seen in receive(): time may move)."""
