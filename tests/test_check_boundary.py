@@ -332,11 +332,11 @@ def test_every_answer_the_referee_sends_is_plain_data() -> None:
     feed(session, proc, {**valid("model", numbers), "id": 502})
     feed(session, proc, {"op": "now", "id": 503})
     feed(session, proc, {"op": "sleep", "id": 504, "seconds": 2})
-    assert session.clock.step()  # wakes the sleep: "done" 504
+    assert session.clock.step()  # wakes the sleep: "done" 504 once the loop runs its callback
     failing = session.export(Scripted(["permission"])).args[0]
     feed(session, proc, {"op": "tool", "id": 505, "tool": failing, "args": [], "kwargs": {"d": []}})
     feed(session, proc, {"op": "await", "id": 505})
-    run_tasks(session)
+    run_tasks(session)  # the sleep's callback, then the awaited call
     answers = [proc.far.recv() for _ in range(5)]
     assert [a[1] for a in answers] == [501, 502, 503, 504, 505]
     assert all(plain(a) for a in answers), answers

@@ -1,13 +1,10 @@
 """The referee's side of a scenario run: the tools, the model, the clock and their records stay here (see _remote.py).
 
-A probe runs in the referee. The student's object is a `WorkerRef` (a Foreign that can be asked
-things): calling it inside `simulate` is a `RemoteCall`, which sends the call and then answers the
-worker until the call returns. What the probe hands the object is an `Offer` (a scripted tool, the
-model, an executor's tools): the worker gets its description and builds a stand-in, and each use of
-the stand-in is one ask answered here (_session.py). The simulated clock is a `BridgeClock`: the
-worker's sleeps are waiters on it, so the referee records every wait and decides when each one ends.
-Values from the worker are plain data or handles (`WorkerRef`) and reach a check only as plain data
-(`sanitize`).
+The student's object is a `WorkerRef` (a Foreign that can be asked things): calling it inside `simulate` is a
+`RemoteCall`, which answers the worker's asks (_session.py) until the call returns. What a probe hands the object
+is an `Offer` (a scripted tool, the model, an executor's tools), of which the worker gets a description. The clock
+is a `BridgeClock`: the worker's sleeps are waiters on it, so the referee records every wait and ends each one.
+Values from the worker reach a check only as plain data (`sanitize`).
 """
 from __future__ import annotations
 
@@ -32,7 +29,7 @@ class BridgeClock(SimulatedClock):
         self.seed = seed
         self.key = next(_CLOCKS)  # the worker keeps one stand-in per clock: its random stream goes on across calls
         self.pumping = 0
-        self.remote: dict[int, _RemoteWaiter] = {}
+        self.remote: dict[int, asyncio.Future] = {}
 
     def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
         if not self.pumping:
@@ -44,14 +41,12 @@ class BridgeClock(SimulatedClock):
             return
         super()._advance_when_idle(loop)
 
-    def remote_sleep(self, sid: int, seconds: float, wake: Any) -> None:
-        """The worker's sleep `sid` as a waiter here: `wake(sid)` when the clock gets to it."""
+    def remote_sleep(self, sid: int, seconds: float, waiter: asyncio.Future) -> None:
+        """The worker's sleep `sid` as a waiter here (a future whose callback tells the worker)."""
         self.sleeps.append(seconds)
-        if math.isinf(seconds):  # a hang: never woken, as on a SimulatedClock
-            return
-        waiter = _RemoteWaiter(self, sid, wake)
-        self.remote[sid] = waiter
-        heapq.heappush(self._waiters, (self._now + seconds, next(self._seq), waiter))
+        if not math.isinf(seconds):  # a hang is never woken, as on a SimulatedClock
+            self.remote[sid] = waiter
+            heapq.heappush(self._waiters, (self._now + seconds, next(self._seq), waiter))
 
     def remote_cancel(self, sid: int) -> None:
         waiter = self.remote.pop(sid, None)
@@ -61,26 +56,6 @@ class BridgeClock(SimulatedClock):
     def step(self) -> bool:
         """Move to the next wake-up and wake everyone due then; False when nobody waits."""
         return self._wake_earliest()
-
-
-class _RemoteWaiter:
-    """A worker's sleep in the clock's heap (quacks like the future a local sleeper waits on)."""
-
-    __slots__ = ("clock", "sid", "wake", "_done")
-
-    def __init__(self, clock: BridgeClock, sid: int, wake: Any) -> None:
-        self.clock, self.sid, self.wake, self._done = clock, sid, wake, False
-
-    def done(self) -> bool:
-        return self._done
-
-    def cancel(self) -> None:
-        self._done = True
-
-    def set_result(self, _: Any) -> None:
-        self._done = True
-        self.clock.remote.pop(self.sid, None)
-        self.wake(self.sid)
 
 
 class Offer:
@@ -93,7 +68,7 @@ class Offer:
 
 class WorkerRef(Foreign):
     """An object in the worker, seen from the referee: a Foreign (plain to compare: equal only to itself)
-    that can also be asked for an attribute, its items or its length, and, if callable, called."""
+    that can also be asked for an attribute or its items, and, if callable, called."""
 
     __slots__ = ("session", "id")
 
@@ -108,15 +83,6 @@ class WorkerRef(Foreign):
 
     def __iter__(self) -> Any:
         return iter(self.session.op(self.id, "list", None))
-
-    def __len__(self) -> int:
-        return self.session.op(self.id, "len", None)
-
-    def __getitem__(self, key: Any) -> Any:
-        return self.session.op(self.id, "getitem", self.session.export(key))
-
-    def __contains__(self, item: Any) -> bool:
-        return self.session.op(self.id, "contains", self.session.export(item))
 
     def plain(self) -> Foreign:
         return Foreign(self.type_name, self.kind, self.text, self.shown, self.truthy)
@@ -162,11 +128,11 @@ class RemoteCall:
                 await _settle(loop)
                 if s.poll(0):
                     message = s.receive()
-                    if message["op"] == "result" and message["n"] == n:
+                    if message.get("op") == "result" and message["n"] == n:
                         return s.finish(message, self.args, self.kwargs)
                     s.handle(message)
                     continue
-                if s.idle and clock.step():  # the worker's sleeps it woke are answered "done"
+                if s.idle and clock.step():  # the worker's sleeps it woke are answered "done" (_settle)
                     continue
                 s.receive_later()
         finally:

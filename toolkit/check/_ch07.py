@@ -1,13 +1,12 @@
 """Chapter 07's own checks: run_my_agent, the loop a student writes around an executor.
 
-`run_my_agent(question, client, model, executor, max_turns=6)` returns (answer, messages): it asks the
-model, runs the tool calls it asks for with `executor`, appends one tool message per tool_call_id, and
-asks again, until a text answer (answer: the text) or max_turns model calls (answer: None). The chapter's
-loop writes its messages with the student's format_message and evaluate (its defaults); the probe hands it the
-toolkit's executor, so only the loop is judged. The chapter's
-second step stops running a tool after 3 failures in a row and tells the model (error code
-TOOL_FAILURE_LIMIT). The probe gives the student's function a stand-in client (the offline model as a
-function, no server) with SDK-like reply objects, and counts what really ran.
+`run_my_agent(question, client, model, executor, max_turns=6)` returns (answer, messages): it asks the model, runs
+the tool calls it asks for with `executor`, appends one tool message per tool_call_id, and asks again, until a text
+answer (answer: the text) or max_turns model calls (answer: None). The chapter's loop writes its messages with the
+student's format_message and evaluate (its defaults). Its second step stops running a tool after 3 failures in a
+row and tells the model (error code TOOL_FAILURE_LIMIT). The probe hands the function a client whose model is the
+offline model here (SDK-like replies) and the toolkit's executor over the scenario's tools, each run and counted
+here, so only the loop is judged and what really ran is the referee's record.
 """
 from __future__ import annotations
 
@@ -26,7 +25,7 @@ MODEL_CALLS_LIMIT = 30  # a loop that ignores max_turns is stopped here (and fai
 
 class _Model(Offer):
     """The offline model, asked by the student's client (a stand-in in the worker: client.chat.completions.create,
-    _remote.Client); every request kept."""
+    _remote._client); every request kept."""
 
     def __init__(self) -> None:
         self.requests: list[list] = []
@@ -39,9 +38,7 @@ class _Model(Offer):
 
         if len(self.requests) >= MODEL_CALLS_LIMIT:
             raise RuntimeError(f"模型已经被调用了 {MODEL_CALLS_LIMIT} 次：循环没有在 max_turns 轮后停下")
-        if not isinstance(request.get("model"), str) or not isinstance(request.get("messages"), list):
-            raise TypeError("create() 需要 model= 和 messages=（一个 list）")
-        body = {"model": request["model"], "messages": request["messages"], "tools": request.get("tools") or []}
+        body = {"model": request.get("model"), "messages": request.get("messages"), "tools": request.get("tools") or []}
         if request.get("tool_choice") is not None:
             body["tool_choice"] = request["tool_choice"]
         self.requests.append(body["messages"])
@@ -62,10 +59,8 @@ class _Tools(Offer):
         from ..tools import default_registry
 
         self.runs: dict[str, int] = {}
-        self.registry = default_registry()
+        self.registry = ToolRegistry() if scenario == "failing" else default_registry()
         if scenario == "failing":
-            self.registry = ToolRegistry()
-
             @self.registry.register
             def get_weather(city: str) -> dict:
                 """查询某个城市今天的天气。"""

@@ -1,9 +1,8 @@
 """The checker's vocabulary: a Check, an Exercise, a result, a Report and its Chinese table.
 
-A check is a referee-side function: it receives a Player (the student's object
-seen from outside, see _player.py), asks it to run, compares what comes back
-with what it expects and raises `Fail` with a Chinese reason when the behaviour
-is wrong. What can go wrong is told apart, so the table blames the right thing:
+A check is a referee-side function: it receives a Player (the student's object seen from outside, see _player.py),
+asks it to run, compares what comes back with what it expects and raises `Fail` with a Chinese reason when the
+behaviour is wrong. What can go wrong is told apart, so the table blames the right thing:
 
     Fail / AssertionError      the student's code ran and did the wrong thing      ✘ 未通过
     Raised                     the student's code raised (NotImplementedError:     ✘ 未通过
@@ -13,14 +12,11 @@ is wrong. What can go wrong is told apart, so the table blames the right thing:
     Crashed                    the worker died (os._exit, a crash)                 ✘ 未通过
     anything else              the checker's own bug, never the student's          ⚠ 检查器出错
 
-A probe is the scenario half of a check: code of the checker that builds
-scripted tools and a simulated clock, calls the student's object and records
-what happened. It runs in the referee: the object is a handle to the worker
-(calling it inside `simulate` sends the call there), the tools and the clock
-stay in the referee and the worker gets stand-ins that ask for them in plain
-data (_bridge.py, _session.py, _remote.py), so the calls, their arguments and
-the waits are counted where the verdict is taken. `@probe` marks one; the
-Exercise lists them.
+A probe is the scenario half of a check: code of the checker that builds scripted tools and a simulated clock,
+calls the student's object and records what happened. It runs in the referee: the object is a handle to the worker
+(calling it inside `simulate` sends the call there), the tools and the clock stay in the referee and the worker
+gets stand-ins that ask for them in plain data (_bridge.py, _session.py, _remote.py), so the calls, their
+arguments and the waits are counted where the verdict is taken. `@probe` marks one; the Exercise lists them.
 """
 from __future__ import annotations
 
@@ -186,8 +182,7 @@ _CONTROLS = {c: f"\\x{c:02x}" for c in [*range(32), *range(127, 160)]} | {
 
 
 def visible(text: str) -> str:
-    """`text` for one line of a terminal: control characters (newline, CR, ESC, bidi overrides) shown escaped, so a
-    student's text can neither erase nor fake a line of the report."""
+    """`text` as one terminal line: control characters (newline, CR, ESC, bidi) escaped, so none erases or fakes one."""
     return text.translate(_CONTROLS)
 
 

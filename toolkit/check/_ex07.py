@@ -12,16 +12,11 @@ from ._plain import describe
 from .samples import sales_results
 
 
-def _results(case: str) -> list:
-    found = sales_results()
-    ok = found["ok"]
-    found["enveloped"] = dataclasses.replace(ok, data={"status": "success", "data": ok.data, "source": ok.source,
-                                                       "error": None})
-    return [found[name] for name in case.split("+")]
-
-
 def _verdict(play: Any, answer: str, case: str) -> dict:
-    out = play(answer, _results(case))
+    found = sales_results()
+    found["enveloped"] = dataclasses.replace(found["ok"], data={"status": "success", "data": found["ok"].data,
+                                                                "source": found["ok"].source, "error": None})
+    out = play(answer, [found[name] for name in case.split("+")])
     if not isinstance(out, dict) or not isinstance(out.get("ok"), bool) or not isinstance(out.get("problems"), list):
         raise Fail(f"应返回 {{'ok': bool, 'problems': [...]}}，得到 {describe(out)}")
     if out["ok"] and out["problems"]:

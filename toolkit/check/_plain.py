@@ -1,8 +1,8 @@
 """Values that cross from the worker (the student's process) to the referee: plain data only.
 
-The worker encodes what the student's code returned into JSON; the referee
-decodes it back. Nothing the student made crosses as a live object, so no
-`__eq__`, `__str__` or `__hash__` of theirs ever runs where a verdict is taken.
+The worker encodes what the student's code returned into JSON; the referee decodes it back. Nothing the student
+made crosses as a live object, so no `__eq__`, `__str__` or `__hash__` of theirs ever runs where a verdict is
+taken.
 
     None, bool, int, float, str      exactly these types cross as themselves
     list, tuple, dict                cross by content (a namedtuple is a tuple, an OrderedDict a dict)
@@ -12,10 +12,9 @@ decodes it back. Nothing the student made crosses as a live object, so no
                                      equals nothing but itself, so an always-equal value compares as
                                      what it is.
 
-Encoding (JSON): scalars and lists as themselves; every other container is an
-object with one key: {"t": [...]} a tuple, {"d": [[key, value], ...]} a dict,
-{"o": {...}} a Foreign ({"r": [...]} a handle, in a scenario run). `decode` refuses anything else
-(Malformed): the referee reads what encode() writes and nothing more.
+Encoding (JSON): scalars and lists as themselves; every other container is an object with one key: {"t": [...]} a
+tuple, {"d": [[key, value], ...]} a dict, {"o": {...}} a Foreign ({"r": [...]} a handle, in a scenario run).
+`decode` refuses anything else (Malformed): the referee reads what encode() writes and nothing more.
 """
 from __future__ import annotations
 
@@ -135,13 +134,10 @@ def decode(data: Any, other: Callable[[Any], Any] | None = None, depth: int = 0)
     if key == "t" and type(body) is list:
         return tuple(decode(x, other, depth + 1) for x in body)
     if key == "d" and type(body) is list and all(type(p) is list and len(p) == 2 for p in body):
-        out = {}
-        for k, v in body:
-            try:
-                out[decode(k, other, depth + 1)] = decode(v, other, depth + 1)
-            except TypeError:  # a list as a key: encode() never writes one
-                raise Malformed("字典的键不对") from None
-        return out
+        try:
+            return {decode(k, other, depth + 1): decode(v, other, depth + 1) for k, v in body}
+        except TypeError:  # a list as a key: encode() never writes one
+            raise Malformed("字典的键不对") from None
     if key == "o" and type(body) is dict and set(body) == FOREIGN and type(body["truthy"]) is bool and \
             all(type(body[f]) is str for f in FOREIGN - {"truthy"}):
         return Foreign(body["type"], body["kind"], body["text"], body["shown"], body["truthy"])

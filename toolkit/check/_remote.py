@@ -1,13 +1,11 @@
 """The worker's end of a scenario run: stand-ins for the referee's tools, model and clock, and the handles it keeps.
 
-A scenario check (a probe, see _core.py) runs in the referee; the student's object stays here. What the probe
-hands the object arrives as a `Spec` (a tool, a model client, an executor over such tools) and a stand-in is built
-from it: each use of the stand-in is one message (ARCHITECTURE.md has the table: tool, await, cancel, model, now,
-sleep, idle; ret and result answer the referee's op and invoke), answered with plain data by the referee, which
-keeps the tools, the model, the simulated clock and their records. Nothing of the referee's is here, nor a
-reference to one. Simulated time moves only when both sides are idle, as SimulatedClock does in one loop: the
-referee advances its clock to the next wake-up after the worker said "idle" about every message it was sent. The
-worker's own state is the student's to tamper with; whatever it sends is checked there and judged as such.
+What a probe (run in the referee, see _core.py) hands the student's object arrives as a `Spec` (a tool, a model
+client, an executor over such tools) and a stand-in is built from it here; each use of one is a message of
+ARCHITECTURE.md's table, answered with plain data by the referee, which keeps the tools, the model, the clock and
+their records: nothing of the referee's is here, nor a reference to one. Simulated time moves only when both sides
+are idle (the worker says "idle" about every message it was sent). The worker's own state is the student's to
+tamper with; whatever it sends is checked there and judged as such.
 """
 from __future__ import annotations
 
@@ -19,30 +17,27 @@ import os
 import queue
 import random
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from ._plain import encode, exception_data, foreign_fields
 
 __all__ = ["Link", "Spec", "ExcSpec"]
 
 
-class Spec:
+class Spec(NamedTuple):
     """In a referee message: what to build a stand-in from. ("tool", (k, name, sync)), ("client", (k,)),
     ("executor", (max_retries, [(tool Spec, description, parameters, kind), ...]))."""
 
-    __slots__ = ("kind", "args")
-
-    def __init__(self, kind: str, args: tuple) -> None:
-        self.kind, self.args = kind, args
+    kind: str
+    args: tuple
 
 
-class ExcSpec:
+class ExcSpec(NamedTuple):
     """In a referee message: an exception to raise in the worker (a tool's failure), of plain data."""
 
-    __slots__ = ("cls", "args", "fields")
-
-    def __init__(self, cls: type, args: tuple, fields: dict) -> None:
-        self.cls, self.args, self.fields = cls, args, fields
+    cls: type
+    args: tuple
+    fields: dict
 
     def build(self) -> BaseException:
         exc = self.cls.__new__(self.cls, *self.args)
@@ -71,19 +66,14 @@ def _reply(value: Any) -> Any:
     return [_reply(v) for v in value] if isinstance(value, list) else value
 
 
-def _dumped(value: Any) -> Any:
-    return value.model_dump(exclude_none=True) if hasattr(value, "model_dump") else str(value)
+def _client(link: "Link", k: int) -> Reply:
+    """A client as the openai SDK's: client.chat.completions.create(**request) asks the referee's model."""
+    def create(**request: Any) -> Any:
+        request = json.loads(json.dumps(request, ensure_ascii=False, default=lambda value: value.model_dump(
+            exclude_none=True) if hasattr(value, "model_dump") else str(value)))
+        return _reply(link.ask("model", client=k, request=request))
 
-
-class Client:
-    """client.chat.completions.create(**request), as the openai SDK's client: each call asks the referee's model."""
-
-    def __init__(self, link: "Link", k: int) -> None:
-        def create(**request: Any) -> Any:
-            request = json.loads(json.dumps(request, ensure_ascii=False, default=_dumped))
-            return _reply(link.ask("model", client=k, request=request))
-
-        self.chat = _reply({"completions": {"create": create}})
+    return _reply({"chat": {"completions": {"create": create}}})
 
 
 def _tool(link: "Link", k: int, name: str, sync: bool) -> Callable:
@@ -100,13 +90,10 @@ def _tool(link: "Link", k: int, name: str, sync: bool) -> Callable:
 
 def _executor(link: "Link", max_retries: int, tools: list) -> Any:
     from ..executor import ToolExecutor
-    from ..registry import ToolRegistry
+    from ..registry import Tool, ToolRegistry
 
-    registry = ToolRegistry()
-    for spec, description, parameters, kind in tools:
-        registry.register(link.take(spec), name=spec.args[1], description=description, parameters=parameters,
-                          kind=kind)
-    return ToolExecutor(registry=registry, max_retries=max_retries)
+    return ToolExecutor(registry=ToolRegistry(Tool(spec.args[1], link.take(spec), description, parameters, kind)
+                                              for spec, description, parameters, kind in tools), max_retries=max_retries)
 
 
 class StandInClock:
@@ -202,7 +189,7 @@ class Link:
                 return _executor(self, *value.args)
             k = value.args[0]
             if k not in self.stand_ins:
-                self.stand_ins[k] = _tool(self, *value.args) if value.kind == "tool" else Client(self, k)
+                self.stand_ins[k] = _tool(self, *value.args) if value.kind == "tool" else _client(self, k)
             return self.stand_ins[k]
         if t is ExcSpec:
             return value.build()
@@ -300,22 +287,10 @@ class Link:
 
     # --- the referee's requests ----------------------------------------------------------------
     def op(self, seq: int, target: int, kind: str, payload: Any) -> None:
-        """A question about one of the worker's handles (runs the student's code: getattr, iteration...)."""
+        """A question about one of the worker's handles (runs the student's code: getattr, or its items)."""
         obj = self.handles.get(target)
         try:
-            if kind == "getattr":
-                value = getattr(obj, payload)
-            elif kind == "list":
-                value = list(obj)
-            elif kind == "len":
-                value = len(obj)
-            elif kind == "getitem":
-                value = obj[self.take(payload)]
-            elif kind == "contains":
-                value = self.take(payload) in obj
-            else:
-                raise ValueError(f"unknown op {kind!r}")
-            answer = {"op": "ret", "seq": seq, "value": self.out(value)}
+            answer = {"op": "ret", "seq": seq, "value": self.out(getattr(obj, payload) if kind == "getattr" else list(obj))}
         except BaseException as exc:
             answer = {"op": "ret", "seq": seq, "raised": exception_data(exc)}
         self.send(answer)

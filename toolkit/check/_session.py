@@ -39,15 +39,13 @@ def _raised(v: Any) -> bool:
             and type(v.get("line", 0)) in (int, type(None)) and type(v.get("text", "")) is str)
 
 
-def _sleeps(v: Any) -> bool:
-    return type(v) is list and all(type(s) is list and len(s) == 2 and type(s[0]) is str and _seconds(s[1]) for s in v)
-
-
 FIELDS: dict[str, Callable[[Any], bool]] = {  # a field's name decides its type, in every message
     "id": _count, "tool": _count, "client": _count, "seq": _count, "n": _count, "seen": _count,
     "seconds": _seconds, "request": lambda v: type(v) is dict, "raised": _raised, "failed": _raised,
-    "error": _raised, "unpicklable": _raised, "printed": lambda v: type(v) is str, "sleeps": _sleeps,
-    "args": lambda v: True, "kwargs": lambda v: True, "value": lambda v: True,  # checked as values (decode)
+    "error": _raised, "unpicklable": _raised, "printed": lambda v: type(v) is str,
+    "sleeps": lambda v: type(v) is list and all(type(s) is list and len(s) == 2 and type(s[0]) is str and _seconds(s[1])
+                                                for s in v),
+    "args": lambda v: type(v) is list, "kwargs": lambda v: type(v) is dict, "value": lambda v: True,  # (decode)
     "where": lambda v: type(v) is str, "asked": lambda v: type(v) is str, "blob": lambda v: type(v) is str,
     "ok": lambda v: v is True, "missing": lambda v: v is True,
 }
@@ -67,13 +65,12 @@ def checked(message: Any) -> dict:
     op = message.get("op")
     if op not in MESSAGES or (op is None and "op" in message):
         raise Malformed(f"不认识的消息 {safe_str(op, 40)}")
-    required, optional = MESSAGES[op]
-    fields = set(message) - {"op"}
+    (required, optional), fields = MESSAGES[op], set(message) - {"op"}
     if not required <= fields <= required | optional or (op in ("ret", "result") and len(fields & ANSWER) != 1):
         raise Malformed(f"{op} 消息的字段不对：{sorted(fields)[:8]}")
-    for name in fields:
-        if not FIELDS[name](message[name]):
-            raise Malformed(f"{op} 消息的 {name} 不对")
+    wrong = [name for name in fields if not FIELDS[name](message[name])]
+    if wrong:
+        raise Malformed(f"{op} 消息的 {wrong[0]} 不对")
     return message
 
 
@@ -89,8 +86,7 @@ class Session:
         self.limit = 0.0
         self.clock: BridgeClock | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
-        self.offered: dict[int, tuple[str, Callable, bool]] = {}  # number -> (kind, what answers, sync)
-        self.offers: dict[int, tuple[Any, int]] = {}  # id(the referee's object) -> (it, its number)
+        self.offered: dict[int, tuple[Any, str, Callable, bool]] = {}  # number -> (object, kind, what answers, sync)
         self.last_id = 0  # the worker's ids only grow: one seen before is a replay
         self.pending: dict[int, Any] = {}  # an async tool's call asked for: its coroutine, until the worker awaits it
         self.tasks: dict[int, asyncio.Future] = {}
@@ -219,12 +215,8 @@ class Session:
 
     def offer(self, obj: Any, kind: str, answer: Callable, sync: bool = True) -> int:
         """The number the worker asks `obj` (a tool, a model) by; `answer(*args, **kwargs)` runs here for each ask."""
-        known = self.offers.get(id(obj))
-        if known is not None and known[0] is obj:
-            return known[1]
-        n = next(self.ids)
-        self.offered[n] = (kind, answer, sync)
-        self.offers[id(obj)] = (obj, n)
+        n = next((n for n, offer in self.offered.items() if offer[0] is obj), None) or next(self.ids)
+        self.offered[n] = (obj, kind, answer, sync)
         return n
 
     def exception(self, exc: BaseException) -> tuple:
@@ -240,9 +232,9 @@ class Session:
     # --- answering the worker ------------------------------------------------------------------
     def handle(self, message: dict) -> None:
         """One checked message from the worker that is not the answer awaited: an ask, answered (or refused)."""
-        op = message["op"]
-        if op in ("ret", "result"):
-            self.refuse(f"没有人在等的 {op}")
+        op = message.get("op")
+        if op in (None, "ret", "result"):
+            self.refuse(f"没有人在等的 {op or '回答'}")
         if op in ("tool", "model", "now", "sleep"):
             if message["id"] <= self.last_id:
                 self.refuse(f"{op} 的编号 {message['id']} 用过了")
@@ -250,31 +242,37 @@ class Session:
         getattr(self, f"on_{op}")(message)
 
     def answer(self, n: int, outcome: tuple) -> None:
-        self.send(("done", n, outcome))
+        try:
+            self.send(("done", n, outcome))
+        except (Hang, Crashed):  # the worker is gone (also when a callback answers): the next poll says so
+            pass
 
     def _offered(self, n: int, kind: str) -> tuple[Callable, bool]:
         found = self.offered.get(n)
-        if found is None or found[0] != kind:
+        if found is None or found[1] != kind:
             self.refuse(f"检查器没有给过编号 {n} 的{'工具' if kind == 'tool' else '模型'}")
-        return found[1], found[2]
+        return found[2], found[3]
 
     def on_tool(self, message: dict) -> None:
         run, sync = self._offered(message["tool"], "tool")
         args, kwargs = self.take(message["args"], False), self.take(message["kwargs"], False)
-        if type(args) is not list or type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
+        if type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
             self.refuse("工具的参数不对")
-        try:
-            outcome: Any = run(*args, **kwargs)
-            if sync:
-                outcome = ("value", self.export(outcome))
-        except CheckerError:
-            raise
-        except Exception as exc:  # the tool's failure, on purpose (a scripted timeout), or arguments it refused
-            outcome = self.exception(exc)
+        outcome = self._call(run, args, kwargs, plain=sync)
         if sync:
             self.answer(message["id"], outcome)
         else:
             self.pending[message["id"]] = outcome  # run when the worker awaits it (never, if it forgot to)
+
+    def _call(self, run: Callable, args: list, kwargs: dict, plain: bool = True) -> Any:
+        """One ask's outcome: ("value", plain data) (not `plain`: what `run` returned), or its exception."""
+        try:
+            value = run(*args, **kwargs)
+            return ("value", self.export(value)) if plain else value
+        except CheckerError:
+            raise
+        except Exception as exc:  # a tool's failure on purpose (a scripted timeout), or what the tool or model refused
+            return self.exception(exc)
 
     def on_await(self, message: dict) -> None:
         n = message["id"]
@@ -292,11 +290,7 @@ class Session:
             if future.cancelled():
                 return
             exc = future.exception()
-            outcome = self.exception(exc) if exc is not None else ("value", self.export(future.result()))
-            try:
-                self.answer(n, outcome)
-            except (Hang, Crashed):
-                pass
+            self.answer(n, self.exception(exc) if exc is not None else ("value", self.export(future.result())))
 
         self.tasks[n] = task = asyncio.ensure_future(call, loop=self.loop)
         task.add_done_callback(done)
@@ -314,13 +308,7 @@ class Session:
 
     def on_model(self, message: dict) -> None:
         create, _ = self._offered(message["client"], "model")
-        try:
-            outcome = ("value", self.export(create(message["request"])))
-        except CheckerError:
-            raise
-        except Exception as exc:  # the model refused the request (the student's)
-            outcome = self.exception(exc)
-        self.answer(message["id"], outcome)
+        self.answer(message["id"], self._call(create, [message["request"]], {}))
 
     def on_now(self, message: dict) -> None:
         self.answer(message["id"], ("value", self.clock.now()) if self.clock is not None else _NO_CLOCK)
@@ -328,16 +316,18 @@ class Session:
     def on_sleep(self, message: dict) -> None:
         if self.clock is None:
             return self.answer(message["id"], _NO_CLOCK)
-        self.clock.remote_sleep(message["id"], float(message["seconds"]), lambda n: self.answer(n, ("value", None)))
+        n, waiter = message["id"], self.loop.create_future()
+        waiter.add_done_callback(lambda f: f.cancelled() or self.answer(n, ("value", None)))
+        self.clock.remote_sleep(n, float(message["seconds"]), waiter)
 
     def on_idle(self, message: dict) -> None:
         """The worker waits on the referee (seen in receive(): time may move)."""
 
     def finish(self, message: dict, args: tuple, kwargs: dict) -> Any:
         """The answer to an invoke: what it did to its arguments, its prints and waits, its value."""
-        for given, after in zip(args, message["args"] if type(message["args"]) is list else []):
+        for given, after in zip(args, message["args"]):
             _restore(given, self.take(after))
-        for key, after in (message["kwargs"] if type(message["kwargs"]) is dict else {}).items():
+        for key, after in message["kwargs"].items():
             _restore(kwargs.get(key), self.take(after))
         self.printed += message["printed"]
         self.sleeps += message["sleeps"]
