@@ -48,7 +48,7 @@ def check_notebook(path: Path, args: argparse.Namespace) -> int:
         return 0 if run.report.ok else 1
     from ._core import visible
 
-    print("\n".join(visible(line) for line in run.report.render().splitlines()))  # a student's CR or ESC rewrites no line
+    print("\n".join(visible(line) for line in run.report.render().splitlines()))  # no CR or ESC rewrites a line
     for note in run.notes:
         print(visible(f"⚠ {note}"))
     return 0 if run.report.ok else 1

@@ -44,7 +44,7 @@ class _Model(Offer):
         self.requests.append(body["messages"])
         choice = respond(body)["choices"][0]
         message = choice["message"]
-        calls = [{"id": c["id"], "type": "function", "function": c["function"]} for c in message.get("tool_calls") or []]
+        calls = [{"id": c["id"], "type": "function", "function": c["function"]} for c in message.get("tool_calls", [])]
         reply = {"role": "assistant", "content": message.get("content"), "tool_calls": calls or None}
         return {"choices": [{"index": 0, "message": reply, "finish_reason": choice["finish_reason"]}]}
 

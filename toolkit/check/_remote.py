@@ -92,8 +92,8 @@ def _executor(link: "Link", max_retries: int, tools: list) -> Any:
     from ..executor import ToolExecutor
     from ..registry import Tool, ToolRegistry
 
-    return ToolExecutor(registry=ToolRegistry(Tool(spec.args[1], link.take(spec), description, parameters, kind)
-                                              for spec, description, parameters, kind in tools), max_retries=max_retries)
+    registry = ToolRegistry(Tool(spec.args[1], link.take(spec), *about) for spec, *about in tools)  # about: see Spec
+    return ToolExecutor(registry=registry, max_retries=max_retries)
 
 
 class StandInClock:
@@ -290,7 +290,8 @@ class Link:
         """A question about one of the worker's handles (runs the student's code: getattr, or its items)."""
         obj = self.handles.get(target)
         try:
-            answer = {"op": "ret", "seq": seq, "value": self.out(getattr(obj, payload) if kind == "getattr" else list(obj))}
+            value = getattr(obj, payload) if kind == "getattr" else list(obj)
+            answer = {"op": "ret", "seq": seq, "value": self.out(value)}
         except BaseException as exc:
             answer = {"op": "ret", "seq": seq, "raised": exception_data(exc)}
         self.send(answer)
