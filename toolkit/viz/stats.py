@@ -30,9 +30,9 @@ from ..hooks import ToolEvent
 from ..results import ErrorCode
 from .records import CallRecords, attempt_outcome, call_outcome, call_records
 from .style import (BIG_SCALE, BIG_WIDTH, NOT_RUN, NOT_RUN_COLOR, NOT_RUN_LABEL, OUTCOME_COLORS, OUTCOME_LABELS,
-                    WIDTH, empty_state, finite, font_pt, new_figure, pin_labels, place, rc, text_inches)
+                    WIDTH, code_label, empty_state, finite, font_pt, new_figure, pin_labels, place, rc, text_inches)
 
-__all__ = ["CallStatsChart", "call_stats", "breaker_windows", "budget_tokens"]
+__all__ = ["CallStatsChart", "call_stats", "breaker_windows", "budget_tokens", "BIG_ROW_H"]
 
 CALL_KEYS = ("ok", "partial", "retryable", "timeout", "fatal", NOT_RUN)   # how a call ended
 ATTEMPT_KEYS = ("retryable", "timeout", "fatal", "partial")             # how a failed attempt ended
@@ -40,6 +40,7 @@ COLORS = {**OUTCOME_COLORS, NOT_RUN: NOT_RUN_COLOR}
 LABELS = {**OUTCOME_LABELS, NOT_RUN: NOT_RUN_LABEL}
 _ROW_H, _GAP, _EXTRA_H = 1.35, 0.78, 1.2   # inches: a row of panels, the room under it, the breaker/budget row
 _RIGHT_COLUMN = (4.75, 3.1)                 # (left, width) of the right-hand panels
+BIG_ROW_H, _BIG_GAP = 0.95, 0.7             # presentation mode: a row's plot, the room under it (times BIG_SCALE)
 
 
 def _boxes(spans: Iterable[tuple[float, float, float, float]]) -> list:
@@ -111,7 +112,7 @@ class CallStatsChart:
     partial, retryable, timeout, fatal, not_run), "errors-<outcome>", "durations",
     "median", "retries", "breaker-open", "breaker-trial", "breaker-refused",
     "budget-tokens", "budget-denied". big: presentation mode (toolkit.viz.style.font_pt): larger
-    text in a BIG_WIDTH-inch figure, the panels in one column.
+    text in a BIG_WIDTH-inch figure, its rows no taller than their text needs.
     """
 
     def __init__(self, *, legend: bool = True, dpi: int = 90, big: bool = False) -> None:
@@ -177,7 +178,7 @@ class CallStatsChart:
         k = self.k
         self._top = (0.12 + 0.25 * title_lines + (0.3 if self.legend else 0) + 0.3) * k  # title, key, panels' titles
         if self.big:
-            self._place_column(left)
+            self._place_grid(left)
             return
         height = self._top + 2 * (_ROW_H + _GAP) + (_EXTRA_H + _GAP if self.shape else 0)
         self.figure.set_size_inches(WIDTH, height)
@@ -198,24 +199,31 @@ class CallStatsChart:
         for ax in axes.values():
             pin_labels(ax, xlabel_in=0.3, ylabel_in=0.5)
 
-    def _place_column(self, left: float) -> None:
-        """Presentation mode: the panels with long labels or titles the figure's full width, one under
-        another, and durations beside retries."""
-        k, width = self.k, self.width
-        half = (width - 0.2 - 2 * 0.75 * k) / 2  # each of a pair has its own y-axis label on its left
-        rows = [[("tools", left, width - 0.2 - left)], [("errors", left, width - 0.2 - left)],
-                [("durations", 0.75 * k, half), ("retries", 1.5 * k + half, half)]]
-        rows += [[(name, left, width - 0.2 - left)] for name in ("breaker", "budget") if name in self.axes]
-        heights = [_EXTRA_H if row[0][0] in ("breaker", "budget") else _ROW_H for row in rows]
-        height = self._top + sum(heights) + len(rows) * _GAP * k
+    def _place_grid(self, left: float) -> None:
+        """Presentation mode: the same two columns in a BIG_WIDTH-inch figure, rows only as tall as their
+        text needs (BIG_ROW_H), so the picture fits a 1920×1080 screen under the failure panel's scene buttons."""
+        k, width, axes = self.k, self.width, self.axes
+        right_w = (width - 0.2 - left - 0.75 * k) * 0.5  # the right column's plot; its y-axis label on its left
+        right = width - 0.2 - right_w
+        left_w = right - 0.75 * k - left
+        gap = _BIG_GAP * k  # an x-axis label under a row and the next row's title
+        rows = 2 + bool(self.shape)
+        height = self._top + rows * BIG_ROW_H + (rows - 1) * gap + 0.45 * k
         self.figure.set_size_inches(width, height)
-        y = height - self._top
-        for row, row_h in zip(rows, heights):
-            y -= row_h
-            for name, x, w in row:
-                place(self.axes[name], x, y, w, row_h)
-                pin_labels(self.axes[name], xlabel_in=0.3 * k, ylabel_in=0.5 * k)
-            y -= _GAP * k
+        y_top = height - self._top - BIG_ROW_H
+        y_bottom = y_top - gap - BIG_ROW_H
+        for name, x, w, y in (("tools", left, left_w, y_top), ("errors", left, left_w, y_bottom),
+                              ("durations", right, right_w, y_top), ("retries", right, right_w, y_bottom)):
+            place(axes[name], x, y, w, BIG_ROW_H)
+        y_extra = y_bottom - gap - BIG_ROW_H
+        if "breaker" in axes:
+            full = "budget" not in axes
+            place(axes["breaker"], left, y_extra, width - 0.2 - left if full else left_w, BIG_ROW_H)
+        if "budget" in axes:
+            x, w = (left, width - 0.2 - left) if "breaker" not in axes else (right, right_w)
+            place(axes["budget"], x, y_extra, w, BIG_ROW_H)
+        for ax in axes.values():
+            pin_labels(ax, xlabel_in=0.3 * k, ylabel_in=0.5 * k)
 
     # updating: the data of one run
     def update(self, records: Any, events: Iterable[ToolEvent] | None = None) -> "CallStatsChart":
@@ -247,10 +255,9 @@ class CallStatsChart:
                 codes.setdefault("PARTIAL" if outcome == "partial" else str(a.code or ErrorCode.UNKNOWN), Counter())[outcome] += 1
         order = sorted(codes, key=lambda code: (-sum(codes[code].values()), code))
         labels = [f"{name}\n成功率 {by_tool[name]['ok'] / sum(by_tool[name].values()):.0%}" for name in names]
-        left = max([0.8] + [text_inches(t, font_pt(8, self.big)) + 0.15 for t in labels + order])
+        code_names = [code_label(code) for code in order]
+        left = max([0.8] + [text_inches(t, font_pt(8, self.big)) + 0.15 for t in labels + code_names])
         title = self._title(found)
-        if self.big:  # a narrower figure: the second line's notes each on a line of their own
-            title = title.replace("；", "\n")
         self._place(min(left, 2.3 * self.k), title.count("\n") + 1)
         self.figure.suptitle(title, x=0.02, y=1 - 0.08 / self.figure.get_size_inches()[1], ha="left", va="top",
                              fontsize=font_pt(10, self.big), linespacing=1.5)
@@ -266,9 +273,10 @@ class CallStatsChart:
         failed = sum(sum(c.values()) for c in codes.values())
         longest = _stacked(parts["errors"], [codes[c] for c in order], ATTEMPT_KEYS)
         parts["no_errors"].set_visible(not order)
-        ax.set_yticks(range(len(order)), order)
+        ax.set_yticks(range(len(order)), code_names)
         ax.set(xlim=(0, max(longest, 1) * 1.05), ylim=(max(len(order), 1) - 0.5, -0.5))
-        ax.set_title(f"失败的尝试：{failed} 次（共 {found.attempts} 次尝试）", loc="left")
+        total = "" if self.big else f"（共 {found.attempts} 次尝试）"  # presentation mode: the figure's title says it
+        ax.set_title(f"失败的尝试：{failed} 次{total}", loc="left")
 
         self._durations(ran)
         retries = Counter(r.retries for r in ran)
@@ -324,7 +332,8 @@ class CallStatsChart:
         parts["median"].set_xdata([middle, middle])
         parts["median"].set_visible(True)
         ax.set(xlim=(edges[0], edges[-1]), ylim=(0, max(counts) * 1.1))
-        ax.set_title(f"耗时分布（虚线：中位数 {middle:.0f} ms）", loc="left")
+        ax.set_title(f"耗时：中位数 {middle:.0f} ms" if self.big else f"耗时分布（虚线：中位数 {middle:.0f} ms）",
+                     loc="left")
 
     def _guards(self, found: CallRecords) -> None:
         """The breaker's and the budget's rows, from their events, on the statistics' clock."""
