@@ -377,7 +377,7 @@ def test_with_scenes_the_buttons_sit_right_above_the_summary_and_the_charts_and_
     """What a laptop screen holds at once (checked on the page by tests/test_browser.py at 1280×800)."""
     def order(panel: FailurePanel) -> list[str]:
         named = {id(panel.summary): "summary", id(panel.timeline_image): "timeline", id(panel.key): "key",
-                 id(panel.stats_image): "stats"}
+                 id(panel.stats_image): "stats", id(panel.view): "view"}
         names = []
         for child in panel.widget.children:
             inside = list(getattr(child, "children", ()))
@@ -387,8 +387,44 @@ def test_with_scenes_the_buttons_sit_right_above_the_summary_and_the_charts_and_
                                                  else "run" if panel.run_button in inside else None))
         return [n for n in names if n]
 
-    assert order(FailurePanel(presets=SCENES)) == ["scenes", "summary", "timeline", "key", "stats", "controls", "run"]
-    assert order(FailurePanel()) == ["controls", "run", "summary", "key", "timeline", "stats"]
+    with_scenes = FailurePanel(presets=SCENES)
+    assert order(with_scenes) == ["scenes", "summary", "timeline", "stats", "key", "controls", "run"]
+    assert with_scenes.view in with_scenes.widget.children[2].children  # the chart switch ends the scene buttons' row
+    assert order(FailurePanel()) == ["controls", "run", "summary", "view", "key", "timeline", "stats"]
+
+
+def test_presentation_mode_shows_one_chart_at_a_time_and_the_switch_picks_it(normal_mode):
+    """On a projector a scene's buttons and its chart fit one screen: one chart at a time (tests/test_browser.py
+    measures it at 1920×1080); on a laptop both charts, one under the other, and no switch."""
+    panel = FailurePanel(calls=20, presets=SCENES)
+    shown = lambda: [n for n, image in (("timeline", panel.timeline_image), ("stats", panel.stats_image))  # noqa: E731
+                     if image.layout.display != "none"]
+    assert shown() == ["timeline", "stats"] and panel.view.layout.display == "none"
+    panel.set_big(True)
+    assert shown() == ["timeline"] and panel.view.layout.display != "none"
+    panel.view.value = "stats"
+    assert shown() == ["stats"]
+    panel.apply_preset("场景二")  # a scene keeps the chart the room is looking at
+    assert shown() == ["stats"] and bytes(panel.stats_image.value).startswith(b"<?xml")
+    panel.set_big(False)
+    assert shown() == ["timeline", "stats"]
+
+
+def test_runs_that_differ_only_in_jitter_share_one_time_axis():
+    """The time axis reaches at least the longest total backoff one call can wait (Backoff.worst_case): the
+    no-jitter and full-jitter runs of one policy are drawn on the same scale, whichever took longer."""
+    from toolkit.widgets.failure import time_axis
+
+    herd = {"rates": {"server_error": 0.5}, "latency": 0.0, "calls": 50, "concurrency": 50}
+    panel = FailurePanel(presets={"none": {**herd, "jitter": "none"}, "full": {**herd, "jitter": "full"}})
+    axes = {}
+    for name in ("none", "full"):
+        panel.apply_preset(name)
+        ends = [a.end for r in panel.results for a in r.trace]
+        axes[name] = (panel.figure.axes[0].get_xlim(), max(ends) - min(a.start for r in panel.results for a in r.trace))
+    assert axes["none"][0] == axes["full"][0]
+    assert axes["full"][1] < axes["none"][1] <= axes["none"][0][1]  # full jitter finished sooner, same axis
+    assert time_axis(panel.executor) == 1 + 2 + 4  # three retries: waits of at most 1, 2 and 4 s
 
 
 def test_a_scene_reproduces_what_the_same_settings_give_by_hand():
@@ -764,3 +800,24 @@ def test_decision_picker_takes_its_own_results():
     assert picker.decision["action"] == "retry_with_broader_query"
     with pytest.raises(ValueError):
         DecisionPicker({})
+
+
+def test_on_a_projector_the_breakers_refused_calls_are_distinct_marks_in_rows_a_room_can_read(normal_mode):
+    """A run with the breaker refusing most calls, in presentation mode: each refused call a mark in a row of
+    its own, rows at least 20 px apart and marks not touching where the chart is shown CHART_PX wide."""
+    from toolkit.viz.live import BIG_ROWS
+    from toolkit.widgets.failure import CHART_PX
+
+    panel = FailurePanel(calls=100, seed=0, presets={"熔断": SCENES["熔断"]}, big=True)
+    panel.apply_preset("熔断")
+    refused = [r for r in panel.results if not r.trace]
+    assert len(refused) > 50
+    fig = panel.figures["timeline"]
+    ax = fig.axes[0]
+    marks = [ln for ln in ax.lines if ln.get_gid() == "not-run"][0]
+    ys = list(marks.get_ydata())
+    assert ys and len(set(ys)) == len(ys)  # one mark per row
+    px_per_inch = CHART_PX / fig.get_size_inches()[0]
+    row_px = ax.get_position().height * fig.get_size_inches()[1] * px_per_inch / BIG_ROWS
+    mark_px = marks.get_markersize() / 72 * px_per_inch
+    assert row_px >= 20 and row_px > 1.5 * mark_px, (row_px, mark_px)
