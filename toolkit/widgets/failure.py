@@ -91,9 +91,10 @@ class FailurePanel(RunPanel):
     30 %); `rates=` and `settings()["rates"]` are fractions (0.3). `presets`: {button label:
     settings} (keys from SETTINGS; rates left out of a preset's "rates" are 0, settings left
     out are the panel's own): one button per preset sets every control and runs
-    (`apply_preset(label)`); with presets the scene buttons sit right above the summary and the
-    charts, and the controls below the charts. `big`: presentation mode (default: toolkit.widgets.presentation),
-    larger text, the charts drawn larger as SVG; the "大字" toggle switches it.
+    (`apply_preset(label)`; `scene_settings(label)` gives simulate_batch the same settings); with
+    presets the scene buttons sit right above the summary and the charts, and the controls below the
+    charts. `big`: presentation mode (default: toolkit.widgets.presentation), larger text, the charts
+    drawn larger as SVG, one at a time (`view`: "timeline" or "stats"); the "大字" toggle switches it.
 
     After `run()`: `executor` (its call_history and get_summary()), `results`, `events`
     (every ToolEvent of the run), `figures` ({"timeline", "stats"} matplotlib Figures of
@@ -181,6 +182,13 @@ class FailurePanel(RunPanel):
                 "latency": self.latency.value, "calls": self.calls.value, "concurrency": self.concurrency.value,
                 "max_retries": self.max_retries.value, "jitter": self.jitter.value, "budget": self.budget.value,
                 "breaker": self.breaker.value, "seed": self.seed.value}
+
+    def scene_settings(self, name: str) -> dict:
+        """The settings scene `name` runs with, as simulate_batch's keyword arguments: what its button sets the
+        controls to (so `simulate_batch(**panel.scene_settings(name))` is the run the button shows). Raises
+        KeyError for a scene the panel does not have."""
+        preset = {**self._defaults, **self.presets[name]}
+        return {**preset, "rates": {kind: round(preset["rates"].get(kind, 0.0) * 100) / 100 for kind in FAULT_KINDS}}
 
     def _set_controls(self, settings: dict) -> None:
         """A scene's settings on the controls (rates it leaves out are 0)."""
