@@ -96,3 +96,13 @@ def test_the_installed_mermaid_font_plugin_is_the_committed_build():
         copy = installed / path.relative_to(built)
         assert copy.exists() and copy.read_bytes() == path.read_bytes(), (
             f"{copy} is not the committed build: python -m pip install ./jupyterlab-setup")
+
+
+def test_the_two_readmes_say_the_same_about_linux_without_a_chinese_font():
+    """The README's quick start and notebooks/README.md: nothing to install, what to do if boxes show anyway (the
+    course's JupyterLab setup, not a font package), in the same Chinese words."""
+    quick = (ROOT / "README.md").read_text(encoding="utf-8").split("- **Linux without a Chinese font:**", 1)[1]
+    said = re.search(r"Linux 没有中文字体也不用装：.*?。\n", quick, re.S).group(0).strip()
+    said = " ".join(line.strip() for line in said.splitlines())
+    assert "python -m pip install -r requirements.txt" in said and "Ctrl+Shift+R" in said
+    assert said in (ROOT / "notebooks" / "README.md").read_text(encoding="utf-8")
