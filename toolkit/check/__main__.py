@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import BinaryIO, Sequence
@@ -48,7 +49,8 @@ def check_notebook(path: Path, args: argparse.Namespace) -> int:
         return 0 if run.report.ok else 1
     from ._core import visible
 
-    print("\n".join(visible(line) for line in run.report.render().splitlines()))  # no CR or ESC rewrites a line
+    advice = f"按提示修改并保存笔记本，再运行 python -m toolkit.check {shlex.quote(str(path))}"
+    print("\n".join(visible(line) for line in run.report.render(advice).splitlines()))  # no CR or ESC rewrites a line
     for note in run.notes:
         print(visible(f"⚠ {note}"))
     return 0 if run.report.ok else 1

@@ -145,8 +145,9 @@ class Report:
         return cls(data["exercise"], data["title"], data["function"],
                    [CheckResult(**r) for r in data["results"]], data.get("problem", ""))
 
-    def render(self) -> str:
-        """The Chinese pass/fail table, with a reason and a hint under each failed row."""
+    def render(self, advice: str = "") -> str:
+        """The Chinese pass/fail table, with a reason and a hint under each failed row; `advice` ends a table
+        with failures (default: edit and run `check(function)` again, as in a notebook)."""
         where = f"第 {self.exercise[2:]} 章" if self.exercise.startswith("ch") else f"练习 {self.exercise}"
         lines = [f"{where} · {self.title}（检查 {self.function}）", ""]
         if self.problem:
@@ -170,7 +171,7 @@ class Report:
             lines.append(f"得分：{self.passed}/{self.total}，全部通过！")
         else:
             lines.append(f"得分：{self.passed}/{self.total}，还有 {self.total - self.passed} 项未通过："
-                         f"按提示修改后再运行 check({self.function})")
+                         f"{advice or f'按提示修改后再运行 check({self.function})'}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
