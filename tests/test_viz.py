@@ -789,13 +789,28 @@ def test_presentation_mode_charts_have_no_text_under_its_minimum_in_a_narrower_f
     for name in ("timeline", "stats"):
         assert big.figures[name].get_size_inches()[0] == BIG_WIDTH < normal.figures[name].get_size_inches()[0]
         assert smallest_text_pt(big.figures[name]) >= BIG_MIN_PT > smallest_text_pt(normal.figures[name])
-    # the statistics in two columns, rows no taller than their text needs: on a 1920×1080 screen, shown
-    # CHART_PX wide under the scene buttons (tests/test_browser.py measures it there)
+    # the statistics in two rows of two, no taller than their text needs: on a 1920×1080 screen, shown CHART_PX
+    # wide under the scene buttons (tests/test_browser.py measures it there)
     axes = big.stats.axes
-    assert axes["tools"].get_position().y0 > axes["errors"].get_position().y0
-    assert axes["tools"].get_position().x1 < axes["durations"].get_position().x0
+    assert axes["tools"].get_position().x1 < axes["errors"].get_position().x0
+    assert axes["errors"].get_position().y0 > axes["durations"].get_position().y1
+    assert axes["durations"].get_position().x1 < axes["retries"].get_position().x0
     width, height = big.figures["stats"].get_size_inches()
-    assert height / width < 0.75 > big.figures["timeline"].get_size_inches()[1] / width
+    assert height / width < 0.8 and big.figures["timeline"].get_size_inches()[1] / width < 0.6
+
+
+def test_presentation_statistics_of_a_guarded_run_show_the_breaker_and_budget_below_and_stay_one_screen(guarded):
+    """With a breaker or a budget, presentation mode's second row is theirs (the histograms stay out of that
+    picture, and its title does not send the reader to them); the figure is no taller than without them."""
+    big = viz.LiveCharts(big=True)
+    big.stats.update(guarded.executor, guarded.events)
+    axes, fig = big.stats.axes, big.figures["stats"]
+    assert not axes["durations"].get_visible() and not axes["retries"].get_visible()
+    assert axes["breaker"].get_visible() and axes["breaker"].get_position().y1 < axes["tools"].get_position().y0
+    assert "耗时和重试两图" not in fig._suptitle.get_text()
+    width, height = fig.get_size_inches()
+    assert height / width < 0.85
+    assert "耗时和重试两图" in viz.call_stats(guarded.executor, events=guarded.events)._suptitle.get_text()
 
 
 def test_a_presentation_timeline_draws_a_few_rows_worth_looking_at_and_says_so(batch):

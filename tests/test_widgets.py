@@ -578,6 +578,8 @@ def test_an_answer_behind_reveal_is_nowhere_until_asked():
     assert answer.shown and answer.output.outputs[0]["text"] == "权限不足：出现 36 次，之后又重试了 0 次\n"
     answer.button.click()
     assert not answer.shown and answer.output.outputs == () and answer.button.description == "显示备查：场景二"
+    # as wide as its whole label (a fixed-width button showed "显示备查…"; tests/test_browser.py looks at it)
+    assert answer.button.layout.width == "auto" and answer.button.layout.align_self == "flex-start"
 
 
 # --- AgentPanel -----------------------------------------------------------------------------------

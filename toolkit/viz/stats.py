@@ -40,7 +40,7 @@ COLORS = {**OUTCOME_COLORS, NOT_RUN: NOT_RUN_COLOR}
 LABELS = {**OUTCOME_LABELS, NOT_RUN: NOT_RUN_LABEL}
 _ROW_H, _GAP, _EXTRA_H = 1.35, 0.78, 1.2   # inches: a row of panels, the room under it, the breaker/budget row
 _RIGHT_COLUMN = (4.75, 3.1)                 # (left, width) of the right-hand panels
-BIG_ROW_H, _BIG_GAP = 0.95, 0.7             # presentation mode: a row's plot, the room under it (times BIG_SCALE)
+BIG_ROW_H, _BIG_GAP = 1.05, 0.7             # presentation mode: a row's plot, the room under it (times BIG_SCALE)
 
 
 def _boxes(spans: Iterable[tuple[float, float, float, float]]) -> list:
@@ -200,28 +200,29 @@ class CallStatsChart:
             pin_labels(ax, xlabel_in=0.3, ylabel_in=0.5)
 
     def _place_grid(self, left: float) -> None:
-        """Presentation mode: the same two columns in a BIG_WIDTH-inch figure, rows only as tall as their
-        text needs (BIG_ROW_H), so the picture fits a 1920×1080 screen under the failure panel's scene buttons."""
+        """Presentation mode: two rows of two panels in a BIG_WIDTH-inch figure, each row only as tall as its text
+        needs (BIG_ROW_H), so the picture fits a 1920×1080 screen under the failure panel's scene buttons: how the
+        calls ended and the failed attempts above, the breaker and the budget below when the run had them (the
+        durations and the retries then stay out of this picture), else the durations and the retries."""
         k, width, axes = self.k, self.width, self.axes
-        right_w = (width - 0.2 - left - 0.75 * k) * 0.5  # the right column's plot; its y-axis label on its left
-        right = width - 0.2 - right_w
-        left_w = right - 0.75 * k - left
+        left = max(left, 0.75 * k)  # every panel's tick labels and y-axis title fit in it
+        plot = (width - 0.2 - 0.15 - 2 * left) / 2
+        columns = (left, 2 * left + plot + 0.15)
         gap = _BIG_GAP * k  # an x-axis label under a row and the next row's title
-        rows = 2 + bool(self.shape)
-        height = self._top + rows * BIG_ROW_H + (rows - 1) * gap + 0.45 * k
+        height = self._top + 2 * BIG_ROW_H + gap + 0.45 * k
         self.figure.set_size_inches(width, height)
         y_top = height - self._top - BIG_ROW_H
         y_bottom = y_top - gap - BIG_ROW_H
-        for name, x, w, y in (("tools", left, left_w, y_top), ("errors", left, left_w, y_bottom),
-                              ("durations", right, right_w, y_top), ("retries", right, right_w, y_bottom)):
-            place(axes[name], x, y, w, BIG_ROW_H)
-        y_extra = y_bottom - gap - BIG_ROW_H
-        if "breaker" in axes:
-            full = "budget" not in axes
-            place(axes["breaker"], left, y_extra, width - 0.2 - left if full else left_w, BIG_ROW_H)
-        if "budget" in axes:
-            x, w = (left, width - 0.2 - left) if "breaker" not in axes else (right, right_w)
-            place(axes["budget"], x, y_extra, w, BIG_ROW_H)
+        below = [name for name in ("breaker", "budget") if name in axes] or ["durations", "retries"]
+        for name in ("durations", "retries"):
+            axes[name].set_visible(name in below)
+        place(axes["tools"], columns[0], y_top, plot, BIG_ROW_H)
+        place(axes["errors"], columns[1], y_top, plot, BIG_ROW_H)
+        if len(below) == 1:
+            place(axes[below[0]], left, y_bottom, width - 0.2 - left, BIG_ROW_H)
+        else:
+            for name, x in zip(below, columns):
+                place(axes[name], x, y_bottom, plot, BIG_ROW_H)
         for ax in axes.values():
             pin_labels(ax, xlabel_in=0.3 * k, ylabel_in=0.5 * k)
 
@@ -257,7 +258,7 @@ class CallStatsChart:
         labels = [f"{name}\n成功率 {by_tool[name]['ok'] / sum(by_tool[name].values()):.0%}" for name in names]
         code_names = [code_label(code) for code in order]
         left = max([0.8] + [text_inches(t, font_pt(8, self.big)) + 0.15 for t in labels + code_names])
-        title = self._title(found)
+        title = self._title(found, histograms=not (self.big and self.shape))
         self._place(min(left, 2.3 * self.k), title.count("\n") + 1)
         self.figure.suptitle(title, x=0.02, y=1 - 0.08 / self.figure.get_size_inches()[1], ha="left", va="top",
                              fontsize=font_pt(10, self.big), linespacing=1.5)
@@ -291,7 +292,7 @@ class CallStatsChart:
             self._key(by_tool, codes)
 
     @staticmethod
-    def _title(found: CallRecords) -> str:
+    def _title(found: CallRecords, histograms: bool = True) -> str:
         """The figure's title: what was counted, and on a second line what was left out or refused."""
         results = found.results
         if not results:
@@ -303,7 +304,8 @@ class CallStatsChart:
                 text += f"（执行器共 {found.total_calls} 次调用，记录里只留了最近 {len(results)} 次）"
             notes = []
             if found.rejected:
-                notes.append(f"熔断拦下 {len(found.rejected)} 次（未执行：不算尝试，也不进耗时和重试两图）")
+                also = "，也不进耗时和重试两图" if histograms else ""  # presentation mode may leave those two out
+                notes.append(f"熔断拦下 {len(found.rejected)} 次（未执行：不算尝试{also}）")
             denied = [e for e in found.budget_events if e.kind == "budget_deny"]
             if denied:
                 notes.append(f"重试额度拒绝 {len(denied)} 次")

@@ -28,8 +28,9 @@ __all__ = ["TimelineChart", "retry_timeline", "BIG_TALLEST", "Y_LABEL"]
 LABELLED_ROWS = 20    # up to this many rows every row is named and every wait labelled with its length;
                       # past it, at most nine rows are numbered (a tick label costs a text to lay out and draw)
 INSTANT_PX = 3.0      # an attempt narrower than this many pixels is drawn as a dot
-BIG_TALLEST = 3.6     # inches, presentation mode past LABELLED_ROWS rows: shown ~850 px wide on a 1280×800 laptop
-                      # (BIG_WIDTH inches), 510 px tall, under the scene buttons and summary in a ~680 px notebook
+BIG_TALLEST = 3.3     # inches, presentation mode with max_rows or past LABELLED_ROWS rows: shown ~830 px wide on a
+                      # 1280×800 laptop (BIG_WIDTH inches), 455 px tall, under the scene buttons and summary in a
+                      # ~675 px notebook; 550 px tall where it is shown 1000 px wide (1920×1080)
 _TOP, _BOTTOM, _RIGHT = 0.42, 0.5, 0.15  # inches around the axes
 _TITLE_LINE = 0.24                       # inches: a second line of the title (what a row limit left out)
 Y_LABEL = "调用（编号）"
@@ -69,8 +70,8 @@ class TimelineChart:
                                                           gid="waits"))
             self.limited = ax.add_collection(LineCollection([], colors=RETRY_AFTER_COLOR, linestyles="--",
                                                             linewidths=1.2, gid="retry-after-waits"))
-            self.not_run, = ax.plot([], [], "x", color=NOT_RUN_COLOR, markersize=6 * self.k, markeredgewidth=1.5,
-                                    gid="not-run")
+            self.not_run, = ax.plot([], [], "x", color=NOT_RUN_COLOR, markersize=(5 if big else 6) * self.k,
+                                    markeredgewidth=1.5, gid="not-run")
             self.deadline_line = ax.axvline(deadline or 0.0, color=DEADLINE_COLOR, linestyle="--", linewidth=1.2,
                                             gid="deadline", visible=deadline is not None)
             ax.set_xlabel("时间（秒，从第一次尝试算起）")
@@ -108,6 +109,8 @@ class TimelineChart:
         ax, k, width = self.ax, self.k, self.width
         rows, left_out = self._shown(found.rows)
         top, bottom, right_margin = (_TOP + (_TITLE_LINE if left_out else 0)) * k, _BOTTOM * k, _RIGHT
+        if self.big:  # no more room above the axes than the title's lines take: the chart shares a laptop's screen
+            top = 0.16 + (2 if left_out else 1) * font_pt(10, True) / 72 * 1.25
         for text in self.texts:
             text.remove()
         self.texts = []

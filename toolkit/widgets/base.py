@@ -86,7 +86,7 @@ class Reveal:
         self.text, self.label, self.shown = text, label, False
         self.output = W.Output()
         self.button = button(label, "eye", self.toggle)
-        self.button.layout.width = "auto"  # the whole label, never "显示备查…"
+        self.button.layout.width, self.button.layout.align_self = "auto", "flex-start"  # its whole label, no wider
         self.widget = W.VBox([self.button, self.output], _dom_classes=["trl-reveal"])
         if _MODE["big"]:  # sized by the stylesheet the panels on the page carry
             self.widget.add_class("trl-big")
@@ -263,7 +263,7 @@ class RunPanel(Panel):
                 raise ValueError(f"preset {name!r}: unknown setting(s) {sorted(unknown)}; choose from {list(known)}")
         for control in controls:
             control.observe(self._moved, names="value")
-        self.preset_buttons = {name: button(name, "film", lambda name=name: self._clicked_preset(name))
+        self.preset_buttons = {name: button(name, "", lambda name=name: self._clicked_preset(name))
                                for name in self.presets}
         for widget in self.preset_buttons.values():
             widget.layout.width = "auto"  # the scene's whole name, never "场景一 ..."
