@@ -32,7 +32,7 @@ from .records import CallRecords, attempt_outcome, call_outcome, call_records
 from .style import (BIG_SCALE, BIG_WIDTH, NOT_RUN, NOT_RUN_COLOR, NOT_RUN_LABEL, OUTCOME_COLORS, OUTCOME_LABELS,
                     WIDTH, code_label, empty_state, finite, font_pt, new_figure, pin_labels, place, rc, text_inches)
 
-__all__ = ["CallStatsChart", "call_stats", "breaker_windows", "budget_tokens", "BIG_ROW_H"]
+__all__ = ["CallStatsChart", "call_stats", "breaker_windows", "budget_tokens"]
 
 CALL_KEYS = ("ok", "partial", "retryable", "timeout", "fatal", NOT_RUN)   # how a call ended
 ATTEMPT_KEYS = ("retryable", "timeout", "fatal", "partial")             # how a failed attempt ended
