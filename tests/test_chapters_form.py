@@ -20,7 +20,7 @@ _spec = importlib.util.spec_from_file_location("lesson_time", ROOT / "tools" / "
 LESSON_TIME = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(LESSON_TIME)
 CHAPTERS = sorted(p for p in (ROOT / "notebooks").glob("[01][0-9]_*.ipynb") if p.name[:2] in ("01", "02", "03", "04",
-                                                                                   "05", "06", "07", "08", "10"))
+                                                                                   "05", "06", "07", "08", "10", "11"))
 
 # every notebook a class works through (not the instructor's demo, 09): chapters, and appendices named NNb_<stem>
 LESSONS = [p for p in sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -37,9 +37,9 @@ def _markdown(path: Path) -> str:
 
 
 def test_there_are_nine_chapters_the_instructor_demo_and_the_capstone():
-    assert [p.name[:2] for p in CHAPTERS] == ["01", "02", "03", "04", "05", "06", "07", "08", "10"]
+    assert [p.name[:2] for p in CHAPTERS] == ["01", "02", "03", "04", "05", "06", "07", "08", "10", "11"]
     assert (ROOT / "notebooks" / "09_instructor_demo.ipynb").exists()
-    assert (ROOT / "notebooks" / "11_capstone.ipynb").exists()
+    assert (ROOT / "notebooks" / "12_capstone.ipynb").exists()
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
