@@ -91,6 +91,7 @@ PIECES = {
     "06": (r"^class MyExecutor\b", r"\bexecutor=", r"from toolkit import .*\bToolExecutor\b"),
     "10": (r"^def clear_old_results\(", r"\bclear=", r"from toolkit\.clearing import .*\bclear_tool_results\b"),
     "07": (r"^async def run_my_agent\(", r"\bexecutor=my\.executor\(", r"from toolkit\.agent import .*\brun_agent\b"),
+    "11": (r"^def approve\(", r"\bapprove=approve\b", r"from toolkit\.approval import .*\bdecide\b"),
 }
 QUESTION = re.compile(r"\*\*想一想 (\d+)：\*\*")
 SOURCE_LINK = re.compile(r"\[([^\]]*)\]\(\.\./(toolkit/[^)#\s]+\.py)(?:#L(\d+)(?:-L(\d+))?)?\)")

@@ -445,7 +445,7 @@ def test_the_chapter_list_is_not_empty() -> None:
 @pytest.mark.parametrize("path", TALKING, ids=[p.stem for p in TALKING])
 def test_chapter_runs_unchanged_against_another_model(path: Path, pointed_at: OtherModelServer,
                                                      monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    # chapters 06, 07 and 11 read the pieces earlier chapters saved: each chapter starts from what chapters 01-07
+    # chapters 06, 07 and 12 read the pieces earlier chapters saved: each chapter starts from what chapters 01-07
     # save, as under nbval, whatever ran before it in this worker
     shutil.copytree(CHAPTERS_MY_TOOLKIT, tmp_path / "my_toolkit", ignore=shutil.ignore_patterns("README.md", "__pycache__"))
     monkeypatch.setenv("TOOLKIT_MY_DIR", str(tmp_path / "my_toolkit"))
