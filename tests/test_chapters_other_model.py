@@ -40,7 +40,7 @@ from support import talks_to_model
 from your_turn import assert_your_turns_pass, filled
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))  # chapters and appendices (NNb_)
 CAPSTONE, CHAPTERS_MY_TOOLKIT = "12_capstone.ipynb", ROOT / "tests" / "chapters_my_toolkit"
 MODEL_NAME = "another-model-v2"
 API_KEY = "other-model-test-key"  # not key-shaped on purpose: nothing to redact, nothing to leak
