@@ -29,7 +29,8 @@ YOUR_TURN = 'raise NotImplementedError("轮到你")'  # a cell left for the stud
 def _cells() -> list[str]:
     """The chapter's code cells, the cells left for the student (轮到你) left out."""
     nb = json.loads(CHAPTER.read_text(encoding="utf-8"))
-    return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code" and YOUR_TURN not in "".join(c["source"])]
+    sources = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+    return [s for s in sources if YOUR_TURN not in s]
 
 
 def _run(marker: str, nth: int = 0) -> dict:
