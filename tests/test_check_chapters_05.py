@@ -76,3 +76,25 @@ def test_the_toolkit_version_passes_the_chapter_checks_too():
     from toolkit import evaluate_tool_result
 
     assert run_checks(evaluate_tool_result, "ch05").ok
+
+
+@pytest.mark.parametrize("old, new, fails", [
+    ('        return data.strip() in ("", "[]", "{}")', "        return not data.strip()", {"empty_results_broaden"}),
+    ("    if data is None:\n        return True\n", "    if not data:\n        return True\n",
+     {"zero_is_not_empty"}),  # the original course's `not result.data`
+    ("    if result.truncated:", "    if False:", {"cut_result_kept"}),
+], ids=["brackets_not_empty", "not_data", "cut_branch_missing"])
+def test_a_slip_in_the_students_lines_fails_the_check_the_your_turn_runs(old, new, fails):
+    """The lines the two your-turn steps ask for (is_empty's body, the cut-result branch), written wrong the way
+    students do, fail exactly the check that step runs."""
+    module = types.ModuleType("chapter_05_mutant")
+    sys.modules[module.__name__] = module
+    try:
+        for marker in ("def is_empty(", "课堂版"):
+            source = next(s for s in _chapter_cells() if marker in s).split("\ncheck(")[0]
+            if old in source:
+                source = source.replace(old, new)
+            exec(compile(source, f"05_decisions:{marker}", "exec"), module.__dict__)
+    finally:
+        del sys.modules[module.__name__]
+    assert set(run_checks(module.evaluate_tool_result, "ch05").failed_ids()) == fails
