@@ -26,14 +26,17 @@ def _chapter_cells() -> list[str]:
             if c["cell_type"] == "code" and "your-turn" not in c["metadata"].get("tags", [])]
 
 
-def version(*markers: str, name: str = "evaluate_tool_result"):
-    """`name` as the chapter defines it after running the first cell containing each marker, in order."""
+def version(*markers: str, name: str = "evaluate_tool_result", slip: tuple[str, str] = ("", "")):
+    """`name` as the chapter defines it after running the first cell containing each marker, in order (with the
+    text `slip[0]` replaced by `slip[1]` where a cell has it: a student's slip)."""
     module = types.ModuleType("chapter_05_steps")
     sys.modules[module.__name__] = module  # while the cell runs, as a notebook's __main__ is (dataclasses need it);
     try:                                   # then gone, so the function is copied to the referee by value
         for marker in markers:
-            source = next(s for s in _chapter_cells() if marker in s)
-            exec(compile(source.split("\ncheck(")[0], f"05_decisions:{marker}", "exec"), module.__dict__)
+            source = next(s for s in _chapter_cells() if marker in s).split("\ncheck(")[0]
+            if slip[0]:
+                source = source.replace(*slip)
+            exec(compile(source, f"05_decisions:{marker}", "exec"), module.__dict__)
     finally:
         del sys.modules[module.__name__]
     return module.__dict__[name]
@@ -87,14 +90,6 @@ def test_the_toolkit_version_passes_the_chapter_checks_too():
 def test_a_slip_in_the_students_lines_fails_the_check_the_your_turn_runs(old, new, fails):
     """The lines the two your-turn steps ask for (is_empty's body, the cut-result branch), written wrong the way
     students do, fail exactly the check that step runs."""
-    module = types.ModuleType("chapter_05_mutant")
-    sys.modules[module.__name__] = module
-    try:
-        for marker in ("def is_empty(", "课堂版"):
-            source = next(s for s in _chapter_cells() if marker in s).split("\ncheck(")[0]
-            if old in source:
-                source = source.replace(old, new)
-            exec(compile(source, f"05_decisions:{marker}", "exec"), module.__dict__)
-    finally:
-        del sys.modules[module.__name__]
-    assert set(run_checks(module.evaluate_tool_result, "ch05").failed_ids()) == fails
+    assert sum(old in s for s in _chapter_cells()) == 1, old
+    slipped = version("def is_empty(", "课堂版", slip=(old, new))
+    assert set(run_checks(slipped, "ch05").failed_ids()) == fails
