@@ -22,10 +22,12 @@ pytestmark = pytest.mark.usefixtures("chapters_my_toolkit")
 
 
 def definitions() -> str:
-    """The chapter's code cells that define a class (imports and classes only, no demo calls)."""
+    """The chapter's code cells that define a class or a helper the classes call (imports, classes, functions; their
+    check(…) calls left out), not the your-turn cells the student fills in."""
     cells = json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]
-    return "\n\n".join("".join(c["source"]) for c in cells
-                       if c["cell_type"] == "code" and re.search(r"^class \w+", "".join(c["source"]), re.M))
+    return "\n\n".join("".join(c["source"]).split("\ncheck(")[0] for c in cells
+                       if c["cell_type"] == "code" and "your-turn" not in c["metadata"].get("tags", [])
+                       and re.search(r"^(class \w+|def (make_result|fit_to_budget)\()", "".join(c["source"]), re.M))
 
 
 def classes(source: str | None = None) -> dict:
@@ -71,11 +73,13 @@ def _mutant(old: str, new: str) -> type:
     ("if inspect.isawaitable(value):", "if True:", {"sync_tool_runs_once"}),
     ("info = error_from_envelope(value)", "info = None", {"error_envelope_is_an_error"}),
     ("failures.append(None)", "pass", {"summary_counts_all_calls"}),  # a success is not counted as an attempt
-    ("artifact=data)", "artifact=shown)", {"full_output_kept"}),
+    ("artifact=result.data)", "artifact=shown)", {"full_output_kept"}),
     ("deque(maxlen=history_limit)", "[]", {"history_bounded"}),
-    ("shown = self.parse(data, limit)", "shown = str(data)[:limit]", BUDGET),  # even the short list is text now
+    ("return parse(data, limit)", "return str(data)[:limit]", BUDGET),  # even the short list is text now
+    ("    if error is not None:", "    if False:",  # a failure made a success: counted as one too
+     {"fatal_not_retried", "error_envelope_is_an_error", "summary_counts_all_calls"}),
 ], ids=["max_retries_one_short", "awaits_a_sync_result", "envelope_as_success", "success_not_counted",
-        "artifact_is_the_cut", "unbounded_history", "cuts_the_text"])
+        "artifact_is_the_cut", "unbounded_history", "cuts_the_text", "failure_made_a_success"])
 def test_a_slip_in_the_chapters_classes_fails_the_check_named_for_it(old, new, fails):
     assert failed(_mutant(old, new)) == fails
 

@@ -6,20 +6,28 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 import types
 from pathlib import Path
 
+import pytest
+
 from toolkit import SimulatedClock, ToolExecutor, ToolRegistry, evaluate_tool_result, use_clock
 from toolkit.agent import run_agent
 
+from notebook_answers import answer, assert_a_wrong_answer_fails, number, said
+
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "05_decisions.ipynb"
+CHAPTER = NOTEBOOK  # the notebook whose answers test_qN_ read (a wrong copy of it in the test below)
 
 
 def cell(marker: str) -> str:
-    """The source of the chapter's first code cell containing `marker`, up to its demo call (check(…), loops)."""
+    """The source of the chapter's first code cell containing `marker` (the chapter's own version, not a your-turn
+    cell the student fills in), up to its demo call (check(…), loops)."""
     cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
-    source = next("".join(c["source"]) for c in cells if c["cell_type"] == "code" and marker in "".join(c["source"]))
+    source = next("".join(c["source"]) for c in cells if c["cell_type"] == "code"
+                  and "your-turn" not in c["metadata"].get("tags", []) and marker in "".join(c["source"]))
     for end in ("\ncheck(", "\nexecutor = ", "\nregistry = "):
         source = source.split(end)[0]
     return source
@@ -44,7 +52,7 @@ def test_q1_the_naive_version_calls_0_and_false_empty_and_a_partial_result_a_suc
 
 
 def _weather_runs() -> dict:
-    ns = chapter("def search_orders(", "课堂版", "def forgets_partial(")
+    ns = chapter("def search_orders(", "def is_empty(", "课堂版", "def forgets_partial(")
     registry = ToolRegistry()
     registry.register(ns["weather_two_days"])
     runs = {}
@@ -64,7 +72,40 @@ def test_q2_a_partial_result_presented_directly_reaches_the_model_as_complete():
     assert "缺失部分：明天的预报" in runs["evaluate_tool_result"].answer
 
 
-def test_q3_a_broadened_result_has_its_own_action_saying_what_the_data_does_not_meet():
+def test_q3_an_unknown_error_is_tried_once_and_handed_to_a_human_with_the_call_recorded():
+    """The answer's claims: one call, UNKNOWN, report_error with the suggestion it quotes, the record kept."""
+    said_here = answer(CHAPTER, 3)
+
+    def buggy_report():
+        return 1 / 0
+
+    executor = ToolExecutor(max_retries=3)
+    with use_clock(SimulatedClock(seed=0)):
+        result = asyncio.run(executor.execute(buggy_report, "buggy_report"))
+    assert result.attempts == number(said_here, r"只调用 (\d+) 次") == 1
+    assert result.error_type == "fatal" and result.error_code == said(said_here, r"不可重试的 `(\w+)`") == "UNKNOWN"
+    decision = evaluate_tool_result(result, "问题")
+    assert decision["action"] == said(said_here, r"决定是 `(\w+)`") == "report_error"
+    assert decision["suggestion"] == said(said_here, r"建议“([^”]+)”")
+    assert list(executor.call_history)[-1] is result
+
+
+def test_the_completion_table_names_the_toolkits_actions_and_the_answer_check_of_chapter_07():
+    """The table of 什么时候算做完 names, for what is not yet enough, the decision tree's actions (each one of them
+    but answering and broadening); its last row is chapter 07's check_answer (done when the answer passes it)."""
+    from toolkit.decisions import ACTIONS
+    from toolkit.verify import check_answer  # noqa: F401  the name the table gives
+
+    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+    table = next("".join(c["source"]) for c in cells if "".join(c["source"]).startswith("### 什么时候算做完"))
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| 要确认的")]
+    named = {name for row in rows for name in re.findall(r"`([a-z_]+)`", row.split("|")[4])}
+    # what to do when something is not enough: every action but answering and the program's own broadening
+    assert named == set(ACTIONS) - {"present_directly", "present_broadened"}, named ^ set(ACTIONS)
+    assert "`check_answer`（第 07 章）" in rows[-1] and "不算完成" in rows[-1]
+
+
+def test_q4_a_broadened_result_has_its_own_action_saying_what_the_data_does_not_meet():
     ns = chapter("def search_orders(")
     question = "上海有哪些退款中的订单？"
     with use_clock(SimulatedClock(seed=0)):
@@ -79,8 +120,8 @@ def test_q3_a_broadened_result_has_its_own_action_saying_what_the_data_does_not_
     assert "先说明没有符合原条件的结果" in decision["suggestion"]
 
 
-def test_q4_a_success_with_a_step_left_calls_more_tools_and_the_two_argument_version_is_not_told():
-    mine = chapter("课堂版")["evaluate_tool_result"]
+def test_q5_a_success_with_a_step_left_calls_more_tools_and_the_two_argument_version_is_not_told():
+    mine = chapter("def is_empty(", "课堂版")["evaluate_tool_result"]
     question = "先查北京今天的天气，再查北京到上海的航班"
     with use_clock(SimulatedClock(seed=0)):
         toolkit_run = run_agent(question, evaluate=evaluate_tool_result)
@@ -106,3 +147,11 @@ def test_the_picker_says_what_a_page_without_widgets_shows_the_stored_table():
     table = "".join(bundle["text/html"])
     assert "<table" in table and "A0002 是否完成（False）" in table and "present_directly" in table and "建议" in table
     assert len("".join(bundle["text/plain"]).splitlines()) == 1
+
+
+WRONG_ANSWERS = [(3, "只调用 1 次", "只调用 4 次"), (3, "记录日志，交给人工处理", "自动重试三次")]
+
+
+@pytest.mark.parametrize("n, old, new", WRONG_ANSWERS, ids=[f"q{n}-{new[:14]}" for n, _, new in WRONG_ANSWERS])
+def test_a_wrong_answer_in_the_notebook_fails_its_test(n, old, new, tmp_path, monkeypatch):
+    assert_a_wrong_answer_fails(sys.modules[__name__], n, old, new, tmp_path, monkeypatch)

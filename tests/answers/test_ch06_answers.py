@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
+from notebook_answers import answer, assert_a_wrong_answer_fails, number, said
 
 from toolkit import SimulatedClock, ToolExecutor, ToolRegistry, inject_faults, use_clock
 from toolkit.agent import run_agent
@@ -21,10 +23,12 @@ pytestmark = pytest.mark.usefixtures("chapters_my_toolkit")
 
 
 def chapter() -> dict:
-    """The chapter's class cells (imports and classes only), run as the notebook runs them."""
+    """The chapter's classes and the helper functions they call (imports, classes, functions; their check(…) calls
+    left out), run as the notebook runs them; the your-turn cells, which the student fills in, skipped."""
     cells = json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]
-    source = "\n\n".join("".join(c["source"]) for c in cells
-                         if c["cell_type"] == "code" and re.search(r"^class \w+", "".join(c["source"]), re.M))
+    source = "\n\n".join("".join(c["source"]).split("\ncheck(")[0] for c in cells
+                         if c["cell_type"] == "code" and "your-turn" not in c["metadata"].get("tags", [])
+                         and re.search(r"^(class \w+|def (make_result|fit_to_budget)\()", "".join(c["source"]), re.M))
     namespace = {"__name__": "chapter_06"}
     exec(compile(source, "06_executor.ipynb", "exec", dont_inherit=True), namespace)
     return namespace
@@ -79,25 +83,23 @@ def test_q3_a_budgeted_long_list_stays_a_list_of_whole_records_ending_with_a_cou
     assert result.truncated is True and result.artifact == ORDERS
 
 
-def test_q4_history_keeps_the_last_three_while_the_summary_counts_all_five():
-    found = chapter()
+def test_q4_a_batch_with_one_failing_call_answers_every_call_in_order_and_runs_the_others():
+    """The parallel-call case: three calls in one turn, the middle one fails; the answer's claims."""
+    from toolkit.wire import ToolCall
 
-    async def ok(*args):
-        return "结果"
-
-    async def denied(*args):
-        raise PermissionError("没有权限")
-
-    async def five():
-        mine = found["RecordingExecutor"](history_limit=3)
-        for i, tool in enumerate([ok, denied, ok, ok, ok]):
-            await mine.execute(tool, f"tool_{i}")
-        return mine
-
-    mine, _ = run(five)
-    assert [r.name for r in mine.call_history] == ["tool_2", "tool_3", "tool_4"]
-    summary = mine.get_summary()
-    assert summary["total_calls"] == 5 and summary["success_rate"] == 0.8
+    said_here = answer(CHAPTER, 4)
+    batch = [ToolCall("call_1", "get_weather", '{"city": "北京"}'),
+             ToolCall("call_2", "analyze_sales_csv", '{"path": "sales_2027.csv"}'),
+             ToolCall("call_3", "get_weather", '{"city": "上海"}')]
+    results, _ = run(lambda: chapter()["MyExecutor"](registry=default_registry()).run_tool_calls(batch))
+    assert len(results) == number(said_here, r"交回 (\d+) 个结果") == 3
+    assert [r.call_id for r in results] == ["call_1", "call_2", "call_3"]  # 顺序和调用一样
+    assert [r.ok for r in results] == [True, False, True]
+    assert results[1].error_code == said(said_here, r"第二个是错误结果（`(\w+)`）") == "FILE_NOT_FOUND"
+    assert results[0].attempts == results[2].attempts == 1  # the others ran
+    # the toolkit's executor hands the same batch back in call order too
+    theirs, _ = run(lambda: ToolExecutor(registry=default_registry()).run_tool_calls(batch))
+    assert [(r.call_id, r.ok) for r in theirs] == [(r.call_id, r.ok) for r in results]
 
 
 def _sales_run(executor):
@@ -125,14 +127,9 @@ def test_q5_without_retries_the_model_reads_the_timeout_and_gives_no_figures_wit
     assert three.get_summary()["retries"] == 2
 
 
-def test_q6_only_the_valid_call_runs_the_other_three_are_refused_with_zero_attempts():
-    def call(name, arguments, call_id):
-        return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+WRONG_ANSWERS = [(4, "交回 3 个结果", "交回 2 个结果"), (4, "第二个是错误结果（`FILE_NOT_FOUND`）", "第二个是错误结果（`TIMEOUT`）")]
 
-    calls = [call("get_weather", '{"city": "上海"}', "call_1"), call("get_weather", '{"city": "纽约"}', "call_2"),
-             call("get_stock_price", '{"code": "600519"}', "call_3"), call("get_weather", '{"city": "上海"', "call_4")]
-    results, _ = run(lambda: ToolExecutor(registry=default_registry()).run_tool_calls(calls))
-    assert [r.attempts for r in results] == [1, 0, 0, 0]
-    assert [str(r.error_code) if r.error_code else None for r in results] == [
-        None, "INVALID_ARGUMENTS", "UNKNOWN_TOOL", "INVALID_ARGUMENTS_JSON"]
-    assert results[0].ok
+
+@pytest.mark.parametrize("n, old, new", WRONG_ANSWERS, ids=[f"q{n}-{new[:14]}" for n, _, new in WRONG_ANSWERS])
+def test_a_wrong_answer_in_the_notebook_fails_its_test(n, old, new, tmp_path, monkeypatch):
+    assert_a_wrong_answer_fails(sys.modules[__name__], n, old, new, tmp_path, monkeypatch)

@@ -9,6 +9,7 @@ def is_empty(data):
         return data.strip() in ("", "[]", "{}")
     return isinstance(data, (list, dict)) and len(data) == 0
 
+
 def evaluate_tool_result(result, user_query):
     """课堂版：按工具结果决定下一步，返回 {"action", "suggestion", ...}。"""
     if result.status == "partial":

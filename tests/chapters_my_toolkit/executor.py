@@ -1,6 +1,22 @@
 # 我的工具包：executor（接在 run_agent(executor=…)）
 # 由 toolkit.mine.save 从笔记本保存；可以直接修改这个文件，下次 load() 会读到。
 
+def make_result(name, value, error, failures, ms):
+    """retry 交回的 (结果, 错误说明) → ToolResult：失败是一条错误结果；成功时打开信封，模型只读 data。"""
+    if error is not None:                     # 说明来自你的 retry，种类和错误码来自最后一次失败
+        info = failures[-1]
+        return ToolResult(name, None, error, ms, info.error_type, len(failures), info.code)
+    data, source, _ = unwrap_envelope(value)  # 成功的信封：模型只读 data（第 01 章）
+    return ToolResult(name, data, None, ms, attempts=len(failures), source=source)
+
+
+def fit_to_budget(data, limit, parse, truncate):
+    """预算：文字超过 limit 交给你的 truncate，其余的值交给你的 parse（JSON 仍是 JSON）。"""
+    if isinstance(data, str):
+        return truncate(data, limit) if len(data) > limit else data  # 第 02 章
+    return parse(data, limit)
+
+
 import inspect
 
 from toolkit import (FatalToolError, RetryableToolError, ToolResult, classify_error, error_from_envelope,
@@ -39,12 +55,7 @@ class RetryExecutor:
             return value
 
         value, error = await self.retry(attempt, *args, max_retries=self.max_retries, **kwargs)
-        ms = (clock.now() - start) * 1000
-        if error is not None:                     # 说明来自你的 retry，种类和错误码来自最后一次失败
-            info = failures[-1]
-            return self._finish(ToolResult(name, None, error, ms, info.error_type, len(failures), info.code))
-        data, source, _ = unwrap_envelope(value)  # 成功的信封：模型只读 data
-        return self._finish(ToolResult(name, data, None, ms, attempts=len(failures), source=source))
+        return self._finish(make_result(name, value, error, failures, (clock.now() - start) * 1000))
 
     def _finish(self, result):
         return result
@@ -60,14 +71,10 @@ class BudgetExecutor(RetryExecutor):
         self.parse, self.truncate = parse, truncate
 
     def _finish(self, result):
-        data, limit = result.data, self.result_max_chars
-        if data is None:
+        if result.data is None:
             return result
-        if isinstance(data, str):
-            shown = self.truncate(data, limit) if len(data) > limit else data  # 第 02 章
-        else:
-            shown = self.parse(data, limit)       # 第 01 章：JSON 仍是 JSON
-        return replace(result, data=shown, truncated=shown != data, artifact=data)
+        shown = fit_to_budget(result.data, self.result_max_chars, self.parse, self.truncate)
+        return replace(result, data=shown, truncated=shown != result.data, artifact=result.data)
 
 
 from collections import deque
