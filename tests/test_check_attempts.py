@@ -106,7 +106,8 @@ def test_the_chapters_own_cells_do_not_solve_exercise_02(pool: Pool) -> None:
     """Exercise 02 is one step beyond both chapters: chapter 01's fit_json (head only) with a wrapper once passed
     8 of 9 checks; chapter 02's smart_truncate cuts an array as text."""
     ch01: dict = {"__name__": "chapter01"}
-    exec(_chapter_cell("01_parse_tool_result.ipynb", "fit_json") + CHAPTER_01_WRAPPED, ch01)
+    step_3 = [_chapter_cell("01_parse_tool_result.ipynb", name) for name in ("fit_text", "shrunk", "fit_json")]
+    exec("import json\n" + "\n".join(step_3) + CHAPTER_01_WRAPPED, ch01)
     ch02: dict = {"__name__": "chapter02"}
     exec(_chapter_cell("02_smart_truncate.ipynb", "smart_truncate")
          + "\n\ndef truncate_json_rows(text, max_chars):\n    return smart_truncate(text, max_chars)\n", ch02)

@@ -12,8 +12,9 @@ from toolkit.check import get_exercise, run_checks
 from toolkit.check._ch02 import REPORT
 
 CHAPTER = Path(__file__).resolve().parents[1] / "notebooks" / "02_smart_truncate.ipynb"
-CODE = ["".join(c["source"]) for c in json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]
-        if c["cell_type"] == "code"]
+YOUR_TURN = 'raise NotImplementedError("轮到你")'  # a cell left for the student: the chapter's version follows it
+CODE = [s for s in ("".join(c["source"]) for c in json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]
+                    if c["cell_type"] == "code") if YOUR_TURN not in s]
 
 
 def _defined(source: str) -> dict:
@@ -23,7 +24,8 @@ def _defined(source: str) -> dict:
 
 
 def versions() -> list:
-    """The chapter's smart_truncate, version by version (each defining cell runs alone, without its check)."""
+    """The chapter's smart_truncate, version by version (each defining cell runs alone, without its check; the
+    cells left for the student are not versions)."""
     return [_defined(s)["smart_truncate"] for s in CODE if re.search(r"^def smart_truncate\(", s, re.M)]
 
 # version (0-based) -> the checks it fails, of all seven

@@ -25,9 +25,14 @@ MARKER = re.compile(r"\n…（已省略 (-?\d+) 字符）…\n")
 CHECKS = {c.id: c for c in get_exercise("ch02").checks}
 
 
+YOUR_TURN = 'raise NotImplementedError("轮到你")'  # a cell left for the student: the chapter's version follows it
+
+
 def _code_cells() -> list[str]:
+    """The chapter's code cells, the cells left for the student (轮到你) left out."""
     cells = json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]
-    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    sources = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    return [s for s in sources if YOUR_TURN not in s]
 
 
 def versions() -> list:

@@ -20,6 +20,7 @@ def parse_tool_result(result, max_chars=2000):
         return fit_text(result, max_chars)
     return fit_json(result, max_chars)
 
+
 def fit_text(text, max_chars):
     """放得下原样返回；放不下留开头和结尾，中间注明省略了多少字符。"""
     if len(text) <= max_chars:
@@ -27,6 +28,14 @@ def fit_text(text, max_chars):
     keep = max(max_chars - len(f"\n…（已省略 {len(text)} 字符）…\n"), 0)
     head, tail = text[:keep // 2], text[len(text) - (keep - keep // 2):]
     return f"{head}\n…（已省略 {len(text) - len(head) - len(tail)} 字符）…\n{tail}"[:max_chars]
+
+
+def shrunk(value, kept):
+    """只含 kept 这几项的 JSON，最后一项说明还有多少没显示。"""
+    note = f"还有 {len(value) - len(kept)} 项未显示（共 {len(value)} 项）"
+    data = {**dict(kept), "…": note} if isinstance(value, dict) else [*kept, note]
+    return json.dumps(data, ensure_ascii=False, default=str)
+
 
 def fit_json(value, max_chars):
     """转成 JSON；放不下时 list 只留前几项、dict 只留前几个字段，并注明一共多少项：仍是合法 JSON。"""
@@ -40,12 +49,6 @@ def fit_json(value, max_chars):
             break
         kept.append(item)
     return shrunk(value, kept)
-
-def shrunk(value, kept):
-    """只含 kept 这几项的 JSON，最后一项说明还有多少没显示。"""
-    note = f"还有 {len(value) - len(kept)} 项未显示（共 {len(value)} 项）"
-    data = {**dict(kept), "…": note} if isinstance(value, dict) else [*kept, note]
-    return json.dumps(data, ensure_ascii=False, default=str)
 
 
 def parse_as_data(raw, max_chars):
