@@ -16,21 +16,38 @@ NOTEBOOK = ROOT / "notebooks" / "07_sales_agent.ipynb"
 
 
 def code_cells() -> list[str]:
+    """The chapter's code cells, without its 轮到你 cells (the student's, with a placeholder)."""
     cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
-    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    return ["".join(c["source"]) for c in cells
+            if c["cell_type"] == "code" and "your-turn" not in c["metadata"].get("tags", [])]
+
+
+def your_turn(n: int, lines: str):
+    """The chapter's 轮到你 n with its two placeholder lines replaced by `lines` (written at indent 0), defined as
+    the notebook defines it (after the import cell and the pieces cell); the check call that ends the cell is left out."""
+    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+    turns = ["".join(c["source"]) for c in cells if "your-turn" in c["metadata"].get("tags", [])]
+    source = turns[n - 1].split("\n\n\ncheck(")[0]
+    placeholder = re.search(r'^( *)# 轮到你：.*\n\1raise NotImplementedError\("轮到你"\)$', source, re.M)
+    filled = "".join(placeholder.group(1) + line if line.strip() else line for line in lines.splitlines(True))
+    source = source[:placeholder.start()] + filled.rstrip("\n") + source[placeholder.end():]
+    return versions_of(source)[0]
 
 
 def versions() -> list:
     """Each `async def run_my_agent(` cell of the chapter, defined after the chapter's import cell and the cell that
     reads the student's pieces and defines tool_message (the pieces chapters 01-07 save)."""
+    return versions_of(*[c for c in code_cells() if re.search(r"^async def run_my_agent\(", c, re.M)])
+
+
+def versions_of(*sources: str) -> list:
     cells = code_cells()
     imports = cells[0] + "\n" + next(c for c in cells if re.search(r"^def tool_message\(", c, re.M))
     found = []
-    for source in cells:
-        if re.search(r"^async def run_my_agent\(", source, re.M):
-            namespace: dict = {"__name__": "chapter07"}
-            exec(compile(imports + "\n" + source, str(NOTEBOOK), "exec"), namespace)
-            found.append(namespace["run_my_agent"])
+    for source in sources:
+        namespace: dict = {"__name__": "chapter07"}
+        exec(compile(imports + "\n" + source, str(NOTEBOOK), "exec"), namespace)
+        found.append(namespace["run_my_agent"])
     return found
 
 
@@ -138,3 +155,30 @@ def test_typical_wrong_loops_fail_their_checks(source, fails):
 def test_a_loop_that_leaves_a_call_unanswered_is_told_what_the_api_refused():
     report = run_checks(_loop(NO_TOOL_MESSAGE), "ch07", time_limit=20)
     assert "后面必须紧跟回应每个 tool_call_id 的 tool 消息" in report.result("one_tool_message_per_call").reason
+
+
+# 轮到你 1 and 2, filled as the chapter's 参考写法 says and as students get them wrong
+STOP = "if not reply.tool_calls:\n    return reply.content, messages\n"
+COUNT = 'failures[call.name] = failures.get(call.name, 0) + 1 if result.status == "error" else 0\n'
+
+
+@pytest.mark.parametrize("n, lines, fails", [
+    (1, STOP, LIMIT),  # 轮到你 1 is the first version: no failure limit yet
+    (1, "if not reply.tool_calls:\n    return reply.content\n", ["answers_from_the_tool", "one_tool_message_per_call",
+                                                               *LIMIT]),
+    (1, "if not reply.tool_calls:\n    break\n", ["answers_from_the_tool", *LIMIT]),
+    (2, COUNT, []),
+    (2, "if result.status == \"error\":\n    failures[call.name] = failures.get(call.name, 0) + 1\n"
+        "else:\n    failures[call.name] = 0\n", []),
+    (2, "failures[call.name] = failures.get(call.name, 0) + 1\n", ["failing_tool_stops_after_3"]),
+    (2, 'if result.status == "error":\n    failures[call.name] = 1\n', LIMIT),
+], ids=["stop_reference", "stop_without_messages", "stop_with_break", "count_reference", "count_if_else",
+        "count_successes_too", "count_never_adds_up"])
+def test_the_your_turn_cells_pass_when_filled_right_and_fail_the_named_checks_when_filled_wrong(n, lines, fails,
+                                                                                               chapters_my_toolkit):
+    assert _failed(your_turn(n, lines)) == fails
+
+
+def test_a_your_turn_cell_with_its_placeholder_says_not_yet_implemented(chapters_my_toolkit):
+    report = run_checks(your_turn(1, 'raise NotImplementedError("轮到你")\n'), "ch07", time_limit=20)
+    assert {r.reason for r in report.results} == {"还没有实现"}

@@ -3,22 +3,23 @@
 The student's loop is taken from the chapter's cells, version by version (each defined after the chapter's
 import cell and the cell that reads the student's pieces: those chapters 01-07 save), and runs on the student's
 executor as in the chapter; the scenarios are the chapter's: the :loop model on the sales question, a weather tool that
-always answers HTTP 500 with the :change-arguments model, the :ignore-results model's run traced back."""
+always answers HTTP 500 with the :change-arguments model, and what int() and the sales tool make of bad numbers.
+The 轮到你 cells (the student's, with a placeholder) are not the chapter's versions."""
 from __future__ import annotations
 
 import asyncio
-import csv
 import json
 import re
 from pathlib import Path
 
 import pytest
 
+from notebook_answers import answer
+
 from toolkit import HTTPStatusError, SimulatedClock, ToolExecutor, ToolRegistry, use_clock
 from toolkit.agent import run_agent
 from toolkit.llm import Settings, make_client
-from toolkit.tools import data_dir, default_registry
-from toolkit.verify import check_answer
+from toolkit.tools import analyze_sales_csv, data_dir, default_registry
 
 CHAPTER = Path(__file__).resolve().parents[2] / "notebooks" / "07_sales_agent.ipynb"
 QUESTION = "哪个类别销售额最高？总销售额是多少？"
@@ -27,7 +28,8 @@ pytestmark = pytest.mark.usefixtures("chapters_my_toolkit")
 
 def _code_cells() -> list[str]:
     cells = json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]
-    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    return ["".join(c["source"]) for c in cells
+            if c["cell_type"] == "code" and "your-turn" not in c["metadata"].get("tags", [])]
 
 
 def _chapter(source: str) -> dict:
@@ -110,35 +112,37 @@ def test_q2_the_second_version_and_run_agent_stop_after_three_failures():
     assert len(tried) == 6 and "失败" in answer
 
 
-def test_q3_the_trace_stops_at_the_model_tool_message_and_tool_result_agree_with_the_hand_count():
-    client, model = _offline("ignore-results")
-    with use_clock(SimulatedClock(seed=0)):
-        run = run_agent(QUESTION, client=client, model=model)
-    verdict = check_answer(run.answer, *run.tool_results, question=QUESTION)
-    assert not verdict.ok and 14577 in verdict.unsupported_numbers and "14577" in run.answer
-    sent = json.loads(next(m["content"] for m in run.messages if m["role"] == "tool"))
-    assert sent["result"]["total_sales"] == run.tool_results[0].data["total_sales"] == 9692
-    with open(data_dir() / "sales.csv", encoding="utf-8", newline="") as f:
-        rows = list(csv.DictReader(f))
-    by_hand = sum(int(r["quantity"]) * int(r["unit_price"]) for r in rows)
-    monitors = sum(int(r["quantity"]) * int(r["unit_price"]) for r in rows if r["category"] == "显示器")
-    assert (by_hand, monitors) == (9692, 4495)
+def test_q3_int_refuses_only_abc_the_sales_tool_refuses_all_four_naming_their_lines():
+    said = answer(CHAPTER, 3)
+    assert "只拒绝 `abc`" in said and "四个都拒绝" in said
+    taken = {}
+    for text in ("abc", "+8", "1_2", "２０"):
+        try:
+            taken[text] = int(text)
+        except ValueError:
+            taken[text] = None
+    assert taken == {"abc": None, "+8": 8, "1_2": 12, "２０": 20}
+    for text, value in taken.items():
+        if value is not None:
+            assert f'`int("{text}")` 是 {value}' in said
+    faults = data_dir().parent / "faults" / "sales"
+    cases = {c["file"]: c for c in json.loads((faults / "cases.json").read_text(encoding="utf-8"))["cases"]}
+    for name in ("quantity_abc.csv", "plus_sign.csv", "underscore_number.csv", "fullwidth_digits.csv"):
+        error = analyze_sales_csv(name, data_dir=faults)["error"]
+        assert error["code"] == "INVALID_SALES_CSV" and error["line"] == cases[name]["line"]
+        assert f"第 {cases[name]['line']} 行" in error["message"]
 
 
-def test_every_row_of_the_troubleshooting_table_is_reproduced_with_what_the_student_sees():
-    """Section 10 (optional) claims each row of the table is reproduced; the stored outputs (nbval compares them
-    with a fresh run) show the symptom the row names."""
+def test_the_rules_the_chapter_lists_are_what_the_fault_files_break():
+    """Section 8 lists what the sales tool checks before computing; each of the 15 bad files is refused, and the
+    list names the missing file, the header's three columns and the plain-digits rule the tool's messages state."""
     cells = json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]
-    start = next(i for i, c in enumerate(cells) if "## 10. 选读 · 排错" in "".join(c["source"]))
-    end = next(i for i, c in enumerate(cells) if "## 11. 选读" in "".join(c["source"]))
-    shown = "\n".join("".join(o.get("text", "")) for c in cells[start:end] if c["cell_type"] == "code"
-                      for o in c["outputs"])
-    assert "finish_reason: stop ；tool_calls: None" in shown                       # the model did not call the tool
-    assert "① 什么都没追加 → finish_reason: tool_calls" in shown                    # the tool ran, the model never saw it
-    assert "② 漏了 tool 消息 → HTTP 400" in shown and "tool 消息，缺少 call_" in shown
-    assert shown.count("ConfigError：") == 2 and "占位文字" in shown and "https://" in shown   # a bad .env file
-    assert "认证失败（HTTP 401）" in shown
-    assert "模型没有返回文本回答（finish_reason=length）" in shown                  # the reply has no text
-    assert "结束方式： max_turns" in shown
-    dotenv_cell = next("".join(c["source"]) for c in cells[start:end] if "bad_dotenvs" in "".join(c["source"]))
-    assert "tempfile.TemporaryDirectory()" in dotenv_cell and "dotenv_path=dotenv" in dotenv_cell
+    rules = next("".join(c["source"]) for c in cells if "## 8. 工具在计算之前检查什么" in "".join(c["source"]))
+    assert all(f"{n}. **" in rules for n in range(1, 8))
+    assert "FILE_NOT_FOUND" in rules and "PATH_NOT_ALLOWED" in rules and "0-9" in rules
+    faults = data_dir().parent / "faults" / "sales"
+    cases = json.loads((faults / "cases.json").read_text(encoding="utf-8"))["cases"]
+    assert len(cases) == 15 and "15 个坏文件" in rules
+    assert all(analyze_sales_csv(c["file"], data_dir=faults)["error"]["code"] == c["code"] for c in cases)
+    assert analyze_sales_csv("no_such.csv")["error"]["code"] == "FILE_NOT_FOUND"
+    assert analyze_sales_csv("../sales.csv")["error"]["code"] == "PATH_NOT_ALLOWED"

@@ -67,7 +67,8 @@ def test_q3_keeping_the_first_2000_characters_loses_the_total_and_the_conclusion
     assert report.index("本月合计") > 2000 and len("\n".join(ns["lines"][-2:])) < 50
 
 
-def test_q4_faults_are_drawn_per_call_so_retries_move_them_onto_other_queries():
+def test_faults_are_drawn_per_call_so_retries_move_them_onto_other_queries():
+    """Pitfall 6 says: the same seed, run through the executor, fails other queries than the first run."""
     ns = _chapter("async def search(query)", cut="\nwith use_clock")
     search, queries = ns["search"], ns["queries"]
 

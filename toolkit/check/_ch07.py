@@ -157,6 +157,9 @@ def check_failure_limit(p: Any) -> None:
     ran = run.runs.get("get_weather", 0)
     if ran != 3:
         raise Fail(f"天气服务一直返回 500，模型每次换个参数再试：工具连续失败 3 次后就不该再执行，实际执行了 {ran} 次")
+    ran = Run(p, "loop", max_turns=5).runs.get("analyze_sales_csv", 0)
+    if ran != 5:
+        raise Fail(f"销售工具每次都成功，模型请求了 5 次，应执行 5 次，实际 {ran} 次：只数连续的失败，成功要把次数清零")
 
 
 def check_limit_told(p: Any) -> None:
@@ -182,7 +185,7 @@ EXERCISE = Exercise("ch07", "07_sales_agent", "自己写 Agent 循环", "run_my_
           check_one_message_per_call),
     Check("stops_at_max_turns", "模型一直请求工具时，调用 max_turns 次就停下，返回 (None, messages)",
           "for turn in range(max_turns): …；循环结束还没有回答就 return None, messages", check_max_turns),
-    Check("failing_tool_stops_after_3", "同一个工具连续失败 3 次（参数换了也算）后不再执行",
+    Check("failing_tool_stops_after_3", "同一个工具连续失败 3 次（参数换了也算）后不再执行，成功的调用照常执行",
           "按工具名记连续失败次数：失败 +1，成功清零；到 3 次就不交给执行器", check_failure_limit),
     Check("limit_is_told_to_the_model", "被拦下的调用也有 tool 消息（错误码 TOOL_FAILURE_LIMIT），模型随后如实说明失败",
           "ToolResult(name, None, \"……不要再试\", error_type=\"fatal\", error_code=\"TOOL_FAILURE_LIMIT\")",
