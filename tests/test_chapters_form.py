@@ -36,7 +36,7 @@ def _markdown(path: Path) -> str:
     return "\n".join("".join(c["source"]) for c in _cells(path) if c["cell_type"] == "markdown")
 
 
-def test_there_are_nine_chapters_the_instructor_demo_and_the_capstone():
+def test_there_are_ten_chapters_with_an_exercise_the_instructor_demo_and_the_capstone():
     assert [p.name[:2] for p in CHAPTERS] == ["01", "02", "03", "04", "05", "06", "07", "08", "10", "11"]
     assert (ROOT / "notebooks" / "09_instructor_demo.ipynb").exists()
     assert (ROOT / "notebooks" / "12_capstone.ipynb").exists()

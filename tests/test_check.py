@@ -51,7 +51,7 @@ def student_object(path: Path, number: str):
 
 def test_every_chapter_has_an_exercise_and_a_solution() -> None:
     stems = {"01_parse_tool_result", "02_smart_truncate", "03_retry", "04_tool_messages", "05_decisions",
-             "06_executor", "07_sales_agent", "08_pitfalls", "10_long_runs"}
+             "06_executor", "07_sales_agent", "08_pitfalls", "10_long_runs", "11_approval_mcp"}
     assert {p.stem for p in SOLUTIONS.glob("*.ipynb")} == {f"sol{s}" for s in stems}
     assert {p.stem for p in EXERCISES.glob("*.ipynb")} == {f"ex{s}" for s in stems}
     assert {get_exercise(n).stem for n in EXERCISE_NUMBERS} == stems

@@ -10,7 +10,7 @@ import importlib.util
 
 from ._core import Exercise
 
-EXERCISE_NUMBERS = ("01", "02", "03", "04", "05", "06", "07", "08", "10")
+EXERCISE_NUMBERS = ("01", "02", "03", "04", "05", "06", "07", "08", "10", "11")
 
 
 def get_exercise(number: str | int) -> Exercise:
