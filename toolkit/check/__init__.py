@@ -14,27 +14,20 @@ figures), not the text of the code.
     python -m toolkit.check exercises/                          # progress over every exercise
     python -m toolkit.check --class CLASS_DIR --html r.html --csv r.csv   # a teacher's class report
 
-The referee never shares a process with the player. Three kinds of process:
+The referee never shares a process with the player (ARCHITECTURE.md has the map). The referee (the shell
+command's process, a referee the kernel starts once for `check(fn)`, or pytest) holds the checks, their
+expected values and the verdicts and runs no student code. A worker (_worker.py) loads the student's object
+from cloudpickle bytes and runs it: a plain call, or a scenario a probe drives from the referee, where the
+object gets stand-ins for the tools, the model and the simulated clock that stay in the referee. Only plain
+data crosses, in a fixed vocabulary (_plain.py, _session.py): a str subclass with an always-true __eq__ is not
+a str, and nothing of the referee's is ever reachable from a worker. From a shell a loader (a worker in its
+other role) runs the notebook's cells and hands the object over as bytes to a fresh worker where no cell ran.
 
-  - the referee holds the checks, their expected values and the verdicts, and runs no
-    student code: the `python -m toolkit.check` process; for `check(fn)` in a notebook, a
-    referee process the kernel starts once and reuses (_referee.py); pytest for `run_checks`;
-  - a worker (_worker.py; a fork of a clean server process that imported the toolkit once,
-    multiprocessing's forkserver; spawn on Windows) loads the student's object from cloudpickle bytes and runs it when the
-    referee asks: a plain call, or a probe (checker code that builds scripted tools and a
-    simulated clock next to the object and records what it did). Only plain data comes back
-    (_plain.py): a str subclass with an always-true __eq__ is not a str and equals nothing;
-  - from a shell, a loader (a worker in its other role) runs the notebook's code cells in an
-    IPython shell and hands the object over as bytes; the referee gives those, unopened, to a
-    fresh worker where no cell ran, so a cell that monkeypatched the checker left its patch
-    behind. In a notebook, the kernel pickles the object itself.
-
-Every request to a worker has a time limit (3 s by default; every wait in the checks is
-simulated): a worker that does not answer is killed, whatever it is doing, and the row says
-"超过 3 秒没有返回：是不是死循环？"; the next check gets a fresh worker. The student's prints are
-captured per request and never touch the report's channel; real time.sleep / asyncio.sleep
-calls return at once and are recorded, so a check names them. What the student's code raised,
-what the worker's death, what the checker's own bug: each has its own row (see _core.py).
+Every request to a worker has a time limit (3 s a call, then 1 s once one hung; every wait in the checks is
+simulated): a worker that does not answer is killed, whatever it is doing, and the row says "超过 3 秒没有
+返回：是不是死循环？". The student's prints are captured per request; real time.sleep / asyncio.sleep calls
+return at once and are recorded, so a check names them. What the student's code raised, what the worker's
+death, what the checker's own bug: each has its own row (see _core.py).
 
 From pytest (or any script): `run_checks(my_fn)` (or `run_checks(my_fn, "02")`) runs the same
 referee in the calling process and returns a Report with `.ok`, `.passed`, `.total`,

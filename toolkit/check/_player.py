@@ -7,7 +7,7 @@ it only through a Player:
 
     play(*args, **kwargs)        run obj(*args, **kwargs) in the worker; the plain value comes back
     play.run("probe", **params)  run one of the exercise's probes here, on the object in the worker (_bridge.py):
-                                 the tools and clock it lends stay here; its record comes back as plain data
+                                 the tools and clock it offers stay here; its record comes back as plain data
     play.sleeps                  the real waits (time.sleep / asyncio.sleep) the last request asked for
     play.printed                 what the student's code printed during this check
 
@@ -27,12 +27,12 @@ from typing import Any, Iterable
 
 from ._core import _NOTHING, CheckerError, CheckResult, Crashed, Exercise, Hang, Raised, Report, run_check
 from ._bridge import CallableWorkerRef, sanitize
-from ._plain import decode
+from ._plain import Foreign
 from ._session import Session
 
 TIME_LIMIT = 3.0     # real seconds one request may take; every wait in the checks is simulated
 AFTER_HANG = 1.0     # the limit once the object has hung: a loop that never ends costs 3 s once, not per check
-_OBJECT = {"type": "object", "kind": "", "text": "", "shown": "（你的函数）", "truthy": True}
+_OBJECT = Foreign("object", "", "", "（你的函数）", True)
 LOAD_LIMIT = 60.0    # loading the object may import modules it refers to (matplotlib takes seconds)
 WARM_MODULES = ["toolkit", "toolkit.executor", "toolkit.check._worker"]  # what every worker imports first
 
@@ -109,7 +109,7 @@ class Proc:
             sys.modules["__main__"] = main
         child.close()
         self.stopped = ""  # why the referee ended this worker on purpose, if it did
-        self.session = Session(self)  # the referee's end of the pipe (_bridge.py)
+        self.session = Session(self)  # the referee's end of the pipe (_session.py)
 
     def ask(self, request: tuple, limit: float) -> dict:
         """Send one request; its JSON answer, or Hang after `limit` seconds, or Crashed if the worker died."""
@@ -169,6 +169,7 @@ class Player:
         self.sleeps: list[list] = []
         self.last: Any = _NOTHING
         self.rng = random.Random(0)  # the run's own figures for scenario checks (judge draws them per run)
+        self.hung = False
 
     def start(self) -> None:
         """Load the object into a worker; LoadFailed says why it cannot be."""
@@ -218,10 +219,13 @@ class Player:
         return self.last
 
     def _lost(self, exc: BaseException) -> None:
-        """The worker was ended (a Hang) or died: the next request gets a fresh one."""
+        """The worker was ended (a Hang, whose row then says the limit drops) or died: the next request gets a
+        fresh one."""
         self.proc = None
         if isinstance(exc, Hang):
             self.time_limit = min(self.time_limit, AFTER_HANG)
+            exc.args = (f"{exc}（{'前面已有一项检查超时，' if self.hung else ''}之后每项检查只等 {self.time_limit:g} 秒）",)
+            self.hung = True
         self.pool.prefetch()  # the next check starts on a warm worker
 
     def _ask(self, request: tuple) -> Any:
@@ -232,6 +236,7 @@ class Player:
                 raise CheckerError(str(exc)) from None
         try:
             reply = self.proc.ask(request, self.time_limit)
+            value = self.proc.session.take(reply.get("value"), handles=False)
         except (Hang, Crashed) as exc:
             self._lost(exc)
             raise
@@ -241,9 +246,9 @@ class Player:
             raise Raised(reply["raised"]["names"], reply["raised"]["message"])
         if "failed" in reply:
             failed = reply["failed"]
-            raise CheckerError(f"{failed['names'][0]}: {failed['message'][:200]}（{reply.get('op')}，"
+            raise CheckerError(f"{failed['names'][0]}: {failed['message'][:200]}（{reply.get('asked')}，"
                                f"{reply.get('where', '')}）")
-        self.last = decode(reply["value"])
+        self.last = value
         return self.last
 
     def close(self) -> None:
