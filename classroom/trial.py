@@ -175,7 +175,7 @@ def pss(pids: list[int]) -> int:
 
 
 def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU seconds these processes used so far (their own, not their ended children's)."""
+    """User + system CPU seconds these processes used so far, with their ended children's that they waited for."""
     tick = os.sysconf("SC_CLK_TCK")
     total = 0.0
     for pid in pids:
@@ -183,7 +183,7 @@ def cpu_seconds(pids: list[int]) -> float:
             fields = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        total += (int(fields[11]) + int(fields[12])) / tick
+        total += sum(int(n) for n in fields[11:15]) / tick
     return total
 
 
@@ -563,7 +563,7 @@ def trial_class(env: Path, course: Path, students: int, *, proxy: str) -> Iterat
 def measure(hub: Hub, accounts: Accounts, course: Path) -> list[dict]:
     """Each account's server started through the REST API (one after another), chapter 00 and exercise 01's
     check(fn) run in a kernel each, as a student with a chapter and an exercise open; per account: the start's
-    wall and CPU seconds, and the PSS of all its processes."""
+    wall and CPU seconds, the CPU seconds of the chapter and the check, and the PSS of all its processes."""
     rows = []
     chapter = notebook_code(course / "notebooks" / "00_overview.ipynb")
     [solution] = (course / "solutions").glob("sol01_*.ipynb")
@@ -587,10 +587,12 @@ def measure(hub: Hub, accounts: Accounts, course: Path) -> list[dict]:
             if "全部通过" not in checked.text():
                 raise HubError(f"check(fn) did not pass for {name}: {checked.text()[-800:]}")
             memory = pss(processes_of(accounts.uid(name)))
+            worked = cpu_seconds(processes_of(accounts.uid(name))) - cpu
         finally:
             lesson.close()
             exercise.close()
-        rows.append({"user": name, "start_s": started, "start_cpu_s": cpu, "pss_bytes": memory})
+        rows.append({"user": name, "start_s": started, "start_cpu_s": cpu, "lesson_cpu_s": worked,
+                     "pss_bytes": memory})
     return rows
 
 
@@ -616,7 +618,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Hub、代理和空闲清理服务共占内存 {fixed / 2**20:.0f} MiB")
     for row in rows:
         print(f"{row['user']}：服务器启动 {row['start_s']:.1f} 秒（CPU {row['start_cpu_s']:.1f} 秒），"
-              f"打开一章和一个练习并运行 check 后占内存 {row['pss_bytes'] / 2**20:.0f} MiB")
+              f"运行第 00 章和一次 check 用 CPU {row['lesson_cpu_s']:.1f} 秒，之后占内存 {row['pss_bytes'] / 2**20:.0f} MiB")
     return 0
 
 
