@@ -37,11 +37,11 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 # otherwise download every wheel again; the install is still the README's, into a fresh venv
 USER_PIP_CACHE = Path("/var/cache/tool-result-lab-ci/pip")
 RUNUSER = shutil.which("runuser") or "runuser"
-# the checker's tests: all of them with the namespaces on; the fallback's (check(fn), the shell checker, the class
-# report, the attacks on them; test_check_trust.py runs its fallback cases in every run already); spawn's (how a
-# worker is started, asked and ended)
+# the checker's tests: all of them with the namespaces on (the data-only boundary's attacks too); the fallback's
+# (check(fn), the shell checker, the class report, the attacks on them; test_check_trust.py runs its fallback cases
+# in every run already); spawn's (how a worker is started, asked and ended)
 CHECKER_TESTS = ["tests/test_check.py", "tests/test_check_referee.py", "tests/test_check_class.py",
-                 "tests/test_check_trust.py", "tests/test_check_attacks.py"]
+                 "tests/test_check_trust.py", "tests/test_check_attacks.py", "tests/test_check_boundary.py"]
 FALLBACK_TESTS = ["tests/test_check.py", "tests/test_check_class.py", "tests/test_check_attacks.py"]
 SPAWN_TESTS = ["tests/test_check.py", "tests/test_check_referee.py", "tests/test_check_class.py"]
 QUESTION = "哪个类别销售额最高？总销售额是多少？"

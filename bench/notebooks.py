@@ -7,7 +7,7 @@ cell each), i.e. what starting kernels and pytest costs with no lesson in them.
 Suite and floor alternate. With no notebooks yet, only the floor is measured.
 
 The target is over every chapter notebook. When there are chapters past 09 (10_long_runs,
-11_capstone), the same command also runs on chapters 00-09 alone, next to a floor of as many
+11_approval_mcp, 12_capstone), the same command also runs on chapters 00-09 alone, next to a floor of as many
 empty notebooks, in the same rotating rounds: the figure recorded before those chapters
 existed (2.78 x, ten notebooks) compares like for like with that one.
 

@@ -6,12 +6,15 @@ pointed at it; every server started here is stopped when the process exits.
 `RawReplyServer(body, content_type)` is a stdlib HTTP server on 127.0.0.1 that answers
 every POST with HTTP 200 and exactly those bytes (malformed model replies).
 `Flaky` is a sync tool that fails as told, then succeeds.
+`talks_to_model(path)`: whether a notebook's code talks to whatever model the environment configures.
 """
 from __future__ import annotations
 
 import atexit
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import openai
 
@@ -111,3 +114,15 @@ class Flaky:
         if self.errors:
             raise self.errors.pop(0)
         return self.value
+
+
+# code that talks to whatever model the environment configures (AgentPanel asks it too, in its honest mode, and the
+# capstone's runs): only such notebooks can behave differently with another model
+TALKS_TO_MODEL = re.compile(r"\brun_agent\(|\bmake_client\(|\bAgentPanel\(|\btoolkit\.(agent|llm|mcp|capstone)\b")
+
+
+def talks_to_model(path: Path) -> bool:
+    import nbformat
+
+    cells = nbformat.read(path, as_version=4).cells
+    return bool(TALKS_TO_MODEL.search("\n".join(c.source for c in cells if c.cell_type == "code")))

@@ -16,8 +16,16 @@ ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("relink", ROOT / "tools" / "relink.py")
 RELINK = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(RELINK)
+_spec = importlib.util.spec_from_file_location("lesson_time", ROOT / "tools" / "lesson_time.py")
+LESSON_TIME = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(LESSON_TIME)
 CHAPTERS = sorted(p for p in (ROOT / "notebooks").glob("[01][0-9]_*.ipynb") if p.name[:2] in ("01", "02", "03", "04",
-                                                                                   "05", "06", "07", "08", "10"))
+                                                                                   "05", "06", "07", "08", "10", "11"))
+
+# every notebook a class works through (not the instructor's demo, 09): chapters, and appendices named NNb_<stem>
+LESSONS = [p for p in sorted((ROOT / "notebooks").glob("*.ipynb"))
+           if re.match(r"\d\d[a-z]?_", p.name) and p.name[:2] != "09"]
+APPENDICES = [p for p in LESSONS if re.match(r"\d\d[a-z]_", p.name)]
 
 
 def _cells(path: Path) -> list[dict]:
@@ -29,9 +37,9 @@ def _markdown(path: Path) -> str:
 
 
 def test_there_are_nine_chapters_the_instructor_demo_and_the_capstone():
-    assert [p.name[:2] for p in CHAPTERS] == ["01", "02", "03", "04", "05", "06", "07", "08", "10"]
+    assert [p.name[:2] for p in CHAPTERS] == ["01", "02", "03", "04", "05", "06", "07", "08", "10", "11"]
     assert (ROOT / "notebooks" / "09_instructor_demo.ipynb").exists()
-    assert (ROOT / "notebooks" / "11_capstone.ipynb").exists()
+    assert (ROOT / "notebooks" / "12_capstone.ipynb").exists()
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -83,6 +91,7 @@ PIECES = {
     "06": (r"^class MyExecutor\b", r"\bexecutor=", r"from toolkit import .*\bToolExecutor\b"),
     "10": (r"^def clear_old_results\(", r"\bclear=", r"from toolkit\.clearing import .*\bclear_tool_results\b"),
     "07": (r"^async def run_my_agent\(", r"\bexecutor=my\.executor\(", r"from toolkit\.agent import .*\brun_agent\b"),
+    "11": (r"^def approve\(", r"\bapprove=approve\b", r"from toolkit\.approval import .*\bdecide\b"),
 }
 QUESTION = re.compile(r"\*\*想一想 (\d+)：\*\*")
 SOURCE_LINK = re.compile(r"\[([^\]]*)\]\(\.\./(toolkit/[^)#\s]+\.py)(?:#L(\d+)(?:-L(\d+))?)?\)")
@@ -192,7 +201,34 @@ def test_chapters_that_explain_a_flow_draw_it(number):
     assert PICTURES[number] in _markdown(path), f"{path.name}: a picture of the flow ({PICTURES[number]})"
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+def test_a_lesson_fits_45_minutes_by_the_reading_and_doing_estimate_and_says_so(path):
+    """tools/lesson_time.py: Chinese characters of markdown / 100 + code lines / 8, at most 50 for a lesson of 45."""
+    minutes = LESSON_TIME.estimate(path)
+    assert minutes <= LESSON_TIME.LIMIT, (
+        f"{path.name}: about {minutes:.0f} minutes of reading and doing; a lesson fits {LESSON_TIME.LIMIT} (move an "
+        f"optional part to an appendix NNb_<stem>.ipynb, or say it once)")
+    stated = re.search(r"用时\**[：:]\s*约\s*(\d+)\s*分钟", "".join(_cells(path)[0]["source"]))
+    assert stated, f"{path.name}: the first cell says how long (**用时**：约 N 分钟)"
+    assert abs(int(stated.group(1)) - minutes) <= 10, (
+        f"{path.name}: says about {stated.group(1)} minutes, the estimate is {minutes:.0f}")
+
+
+@pytest.mark.parametrize("path", APPENDICES, ids=lambda p: p.stem)
+def test_an_appendix_is_a_lesson_its_chapter_points_to(path):
+    first, text = "".join(_cells(path)[0]["source"]), _markdown(path)
+    number = path.name[:3]
+    assert first.startswith(f"# {number} · 附录"), f"{path.name}: opens with # {number} · 附录：<title>"
+    assert "学习目标" in first and "前置" in first, f"{path.name}: goals and what comes before, like a chapter"
+    assert "小结" in text, f"{path.name}: ends with a summary"
+    [chapter] = (ROOT / "notebooks").glob(f"{path.name[:2]}_*.ipynb")
+    assert f"]({path.name})" in _markdown(chapter), f"{chapter.name} says where its optional part went ({path.name})"
+    tail = "\n".join("".join(c["source"]) for c in _cells(path)[-3:] if c["cell_type"] == "markdown")
+    link = re.search(r"(回到|下一章)[^\n]*?\]\(([^)]+\.ipynb)\)", tail)
+    assert link and (path.parent / link.group(2)).is_file(), f"{path.name}: ends with a link on into the course"
+
+
+@pytest.mark.parametrize("path", CHAPTERS + APPENDICES, ids=lambda p: p.stem)
 def test_a_chapter_fits_a_lesson_and_the_syllabus_says_how_long(path):
     first = "".join(_cells(path)[0]["source"])
     minutes = int(re.search(r"用时\**[：:]\s*约\s*(\d+)\s*分钟", first).group(1))

@@ -36,18 +36,17 @@ from typing import Any, Iterator
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from support import talks_to_model
+from your_turn import assert_your_turns_pass, filled
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-CAPSTONE, CHAPTERS_MY_TOOLKIT = "11_capstone.ipynb", ROOT / "tests" / "chapters_my_toolkit"
+CAPSTONE, CHAPTERS_MY_TOOLKIT = "12_capstone.ipynb", ROOT / "tests" / "chapters_my_toolkit"
 MODEL_NAME = "another-model-v2"
 API_KEY = "other-model-test-key"  # not key-shaped on purpose: nothing to redact, nothing to leak
 TAG = "〔另一个模型〕"
-# code that talks to whatever model the environment configures (AgentPanel asks it too, in its honest mode, and the
-# capstone's runs): only such chapters can behave differently here, so only they run again (02 and 03 do not talk)
-TALKS_TO_MODEL = re.compile(r"\brun_agent\(|\bmake_client\(|\bAgentPanel\(|\btoolkit\.(agent|llm|mcp|capstone)\b")
-TALKING = [p for p in NOTEBOOKS if TALKS_TO_MODEL.search("\n".join(
-    c.source for c in nbformat.read(p, as_version=4).cells if c.cell_type == "code"))]
+# only chapters whose code talks to the configured model can behave differently here, so only they run again
+TALKING = [p for p in NOTEBOOKS if talks_to_model(p)]
 CITY = re.compile(r"(北京|上海|广州|深圳|杭州|成都)")
 ROUTE = re.compile(r"(北京|上海|广州|深圳|杭州|成都)飞(北京|上海|广州|深圳|杭州|成都)")
 # a chapter's deliberate unpaired tool call, refused with HTTP 400 as by the real API: chapter 07's troubleshooting
@@ -446,11 +445,11 @@ def test_the_chapter_list_is_not_empty() -> None:
 @pytest.mark.parametrize("path", TALKING, ids=[p.stem for p in TALKING])
 def test_chapter_runs_unchanged_against_another_model(path: Path, pointed_at: OtherModelServer,
                                                      monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    # chapters 06, 07 and 11 read the pieces earlier chapters saved: each chapter starts from what chapters 01-07
+    # chapters 06, 07 and 12 read the pieces earlier chapters saved: each chapter starts from what chapters 01-07
     # save, as under nbval, whatever ran before it in this worker
     shutil.copytree(CHAPTERS_MY_TOOLKIT, tmp_path / "my_toolkit", ignore=shutil.ignore_patterns("README.md", "__pycache__"))
     monkeypatch.setenv("TOOLKIT_MY_DIR", str(tmp_path / "my_toolkit"))
-    nb = nbformat.read(path, as_version=4)
+    nb = filled(nbformat.read(path, as_version=4), path.name)  # a student who wrote every 轮到你 as the 参考写法 does
     before = len(pointed_at.requests)
     client = NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=False,
                             resources={"metadata": {"path": str(path.parent)}})
@@ -463,3 +462,4 @@ def test_chapter_runs_unchanged_against_another_model(path: Path, pointed_at: Ot
     seen = pointed_at.requests[before:]
     assert seen, f"{path.name} talks to a model but never reached the configured endpoint"
     assert all(r.get("model") == MODEL_NAME for r in seen)
+    assert_your_turns_pass(nb, path.name)

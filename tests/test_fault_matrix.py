@@ -17,7 +17,6 @@ import datetime as dt
 import decimal
 import json
 import math
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -308,14 +307,14 @@ def render_markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def test_fault_matrix_table_prints_and_every_cell_holds() -> None:
+def test_fault_matrix_table_prints_and_every_cell_holds(tmp_path: Path) -> None:
     rows = build_matrix()
     for row in rows:
         for layer, cell in row.items():
             if layer != "fault" and cell is not None:
                 check_cell(layer, row["fault"], cell)
     table = render_markdown(rows)
-    path = Path(tempfile.gettempdir()) / "tool_result_lab_fault_matrix.md"
+    path = tmp_path / "fault_matrix.md"  # per run: a fixed name in /tmp belongs to whichever user wrote it first
     path.write_text("# Fault matrix\n\n" + table + "\n", encoding="utf-8")
     print("\n" + table + f"\n(written to {path})")
     assert table.count("\n| ") == len(FAULT_ROWS) + 1

@@ -19,15 +19,21 @@ CHAPTER = ROOT / "notebooks" / "10_long_runs.ipynb"
 QUESTION = "把 4 月所有已支付的订单找出来，给每位客户发一条付款确认通知，最后告诉我一共通知了几位客户、订单总金额是多少。"
 
 
-def versions() -> list:
-    """Each clear_old_results the chapter writes, in order, run as its cell runs it (checks left out)."""
-    found = []
-    for cell in json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]:
+def versions(chapter: Path | None = None) -> list:
+    """Each clear_old_results the chapter writes, in order, with the placeholder it calls at that point: the cells
+    that define either run top to bottom in one namespace as the notebook runs them (checks left out); a version
+    is taken, with a copy of the namespace of its moment, after each of the chapter's own cells (not a your-turn
+    cell, whose placeholder line raises)."""
+    import types
+    found, namespace = [], {"copy": __import__("copy"), "json": json}  # the chapter imports them at the top
+    for cell in json.loads((chapter or CHAPTER).read_text(encoding="utf-8"))["cells"]:
         source = "".join(cell["source"])
-        if cell["cell_type"] == "code" and re.search(r"^def clear_old_results\(", source, re.M):
-            namespace: dict = {"copy": __import__("copy"), "json": json}  # the chapter imports them at the top
-            exec(compile(re.sub(r"^check\(.*$", "", source, flags=re.M), "10_long_runs.ipynb", "exec"), namespace)
-            found.append(namespace["clear_old_results"])
+        if cell["cell_type"] != "code" or not re.search(r"^def (clear_old_results|placeholder)\(", source, re.M):
+            continue
+        exec(compile(re.sub(r"^check\(.*$", "", source, flags=re.M), "10_long_runs.ipynb", "exec"), namespace)
+        if "clear_old_results" in namespace and "your-turn" not in cell["metadata"].get("tags", []):
+            fn = namespace["clear_old_results"]
+            found.append(types.FunctionType(fn.__code__, dict(namespace), fn.__name__, fn.__defaults__))
     return found
 
 
@@ -69,8 +75,8 @@ def long_run(**settings):
     return run, outbox
 
 
-def test_the_chapter_writes_three_versions():
-    assert len(versions()) == 3
+def test_the_chapter_checks_four_versions():
+    assert len(versions()) == 4
 
 
 def test_q1_deleting_old_tool_messages_gets_the_request_refused_and_the_run_ends_in_an_error():
@@ -88,7 +94,7 @@ def test_q2_the_third_version_sends_the_same_notices_with_less_context_but_canno
     share = _DIGITS[claim(text, r"最后一轮发出去的字符少了(.)成左右").group(1)] / 10
     receipts = chinese_number(claim(text, r"有([一二三四五六七八九十]+)位客户的发送回执被清掉了").group(1))
     full, outbox = long_run()
-    final = versions()[2]
+    final = versions()[-1]
     mine, mine_outbox = long_run(clear=lambda messages: final(messages, 3000, keep_last=3))
     assert mine_outbox.sent == outbox.sent
     saved = 1 - context_sizes(mine)[-1] / context_sizes(full)[-1]
@@ -106,89 +112,9 @@ def test_q3_clearing_everything_but_the_last_result_loses_nothing_the_model_note
     text = answer(3)
     claim(text, "能，回答和通知都与不清除时完全一样")
     claim(text, "【笔记】")
+    claim(text, "离线替身模型的脚本")  # the answer says whose behaviour this is (the notes are scripted)
+    assert not re.search(r"真实的?模型", text), "no claim about what real models do"
     full, outbox = long_run()
     bare, bare_outbox = long_run(clear=ClearPolicy(budget_chars=0, keep_last=1))
     assert bare.answer == full.answer and bare_outbox.sent == outbox.sent
     assert any("【笔记】" in (m["content"] or "") for m in bare.messages if m["role"] == "assistant")
-
-
-def test_q4_with_no_setting_the_run_returns_before_the_first_write_instead_of_waiting():
-    text = answer(4)
-    claim(text, "不会。`approve=None` 不等待")
-    stopped = claim(text, r"`stopped` 是 `\"(\w+)\"`").group(1)
-    claim(text, "发件箱是空的")
-    run, outbox = long_run(approve=None)
-    assert run.stopped == stopped and outbox.sent == [] and run.pending.tool == "send_notice"
-
-
-# --- 7. tools over MCP (a real stdio server, python -m toolkit.mcp.server --demo) -----------------------
-
-def mcp_call(executor, name, **arguments):
-    import asyncio
-
-    from toolkit.wire import ToolCall
-    with use_clock(SimulatedClock(seed=0)):
-        return asyncio.run(executor.run_tool_call(ToolCall("call_demo", name, arguments)))
-
-
-def chapter_server():
-    """The MCP server as the chapter starts it (its `server = MCPServer(...)` line, run here)."""
-    from toolkit.mcp import MCPServer
-    for cell in json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]:
-        found = re.search(r"^server = (MCPServer\(.*?\))", "".join(cell["source"]), re.M)
-        if cell["cell_type"] == "code" and found:
-            return eval(found.group(1), {"MCPServer": MCPServer})
-    raise AssertionError("the chapter starts no MCPServer")
-
-
-def test_q5_a_server_that_dies_or_hangs_is_a_retryable_error_result_and_the_next_call_restarts_it():
-    text = answer(5)
-    crash = claim(text, r"崩溃得到 `(\w+)`").group(1)
-    limit, hang = claim(text, r"卡住的调用在 ([\d.]+) 秒（真实时间）后得到 `(\w+)`").groups()
-    kind = claim(text, r'`error_type="(\w+)"`').group(1)
-    claim(text, "下一次调用重新启动它")
-    with chapter_server() as server:
-        executor = ToolExecutor(registry=server.registry(), max_retries=0)
-        crashed = mcp_call(executor, "exit_now")
-        hung = mcp_call(executor, "wait_seconds", seconds=60)  # without the limit: 60 real seconds, then success
-        after = mcp_call(executor, "get_weather", city="上海")
-        starts = server.starts
-    assert (crashed.status, crashed.error_type, crashed.error_code) == ("error", kind, crash)
-    assert (hung.status, hung.error_type, hung.error_code) == ("error", kind, hang)
-    assert f"在 {limit} 秒内没有返回" in hung.error  # the limit the answer names is the one the chapter sets
-    assert after.status == "success" and starts == 3  # started, restarted after the crash and after the hang
-
-
-def test_q6_structured_content_against_its_output_schema_is_a_fatal_error_not_retried_where_the_sdk_raises():
-    import asyncio
-    import sys
-
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    from toolkit.mcp import INVALID_STRUCTURED_CONTENT, MCPServer
-    text = answer(6)
-    code = claim(text, r"错误结果 `(\w+)`").group(1)
-    kind = claim(text, r"`error_type` 是 `(\w+)`").group(1)
-    claim(text, "`data` 为空")
-    said = claim(text, r"模型读到“(.*?)”").group(1)
-    claim(text, "MCP SDK 自己的 `call_tool` 遇到这种结果会抛异常")
-    with MCPServer(extra_args=["--demo"]) as demo:
-        executor = ToolExecutor(registry=demo.registry(), max_retries=3)
-        good, broken = mcp_call(executor, "sales_total"), mcp_call(executor, "sales_total", broken=True)
-    assert good.status == "success" and good.data == {"total_sales": 9692}
-    assert code == INVALID_STRUCTURED_CONTENT
-    assert (broken.status, broken.error_type, broken.error_code, broken.data, broken.attempts) == \
-        ("error", kind, code, None, 1)  # "重试无用": max_retries=3, one attempt
-    assert said in broken.error
-
-    async def sdk_call_tool() -> BaseException | None:
-        params = StdioServerParameters(command=sys.executable, args=["-m", "toolkit.mcp.server", "--demo"])
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            try:
-                await session.call_tool("sales_total", {"broken": True})
-            except Exception as exc:
-                return exc
-        return None
-    assert isinstance(asyncio.run(sdk_call_tool()), RuntimeError)  # the SDK's own call_tool raises here
