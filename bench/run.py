@@ -1,7 +1,7 @@
 """The entry point of `python -m bench`: run the rows, print the table, write the JSON.
 
 Rows (by number or key): 1 overhead, 2 parse, 3 parallel, 4 import,
-5 notebooks, 6 agent, 7 charts, 8 panel, 9 grading, 10 longrun. `--quick` is a fast smoke run with fewer rounds and
+5 notebooks, 6 agent, 7 charts, 8 panel, 9 grading, 10 longrun, 11 class. `--quick` is a fast smoke run with fewer rounds and
 smaller inputs; `--only 1,3` (or `--only overhead,parallel`) picks rows;
 `--out PATH` says where the JSON goes (default bench/results/latest.json,
 or bench/results/quick.json with --quick); `--markdown` prints the English
@@ -24,13 +24,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Sequence
 
-from . import agent_cli, charts, grading, imports, longrun, notebooks, overhead, panel, parallel, sizes
+from . import agent_cli, charts, classroom, grading, imports, longrun, notebooks, overhead, panel, parallel, sizes
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = Path(__file__).resolve().parent.parent
 ROWS: list[tuple[str, ModuleType]] = [("1", overhead), ("2", sizes), ("3", parallel), ("4", imports),
                                       ("5", notebooks), ("6", agent_cli), ("7", charts),
-                                      ("8", panel), ("9", grading), ("10", longrun)]
+                                      ("8", panel), ("9", grading), ("10", longrun),
+                                      ("11", classroom)]
 PACKAGES = ("tool-result-lab", "tenacity", "stamina", "openai", "jsonschema", "nbval", "pytest", "ipykernel")
 
 
@@ -135,7 +136,7 @@ def format_table(report: dict) -> str:
 
 
 _EN_WORDS = (("µs/次", "µs/call"), ("KB/次", "KB/call"), ("（无）", "none"), ("，", ", "), ("次", ""), ("是", "yes"),
-             ("缺少", "missing"), ("否", "no"), ("字符", "chars"), ("轮", "turns"))
+             ("缺少", "missing"), ("否", "no"), ("字符", "chars"), ("轮", "turns"), ("人", "students"))
 
 
 def _en(text: str) -> str:

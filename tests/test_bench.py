@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import _stats, across, longrun, notebooks, overhead, run  # importable from the repo root: pytest's pythonpath
+from bench import _stats, across, classroom, longrun, notebooks, overhead, run  # importable from the repo root: pytest's pythonpath
 from toolkit import ToolExecutor
 
 
@@ -294,3 +294,21 @@ def test_across_command_says_in_one_line_what_it_could_not_measure(capsys):
     assert across.main(["no-such-rev", "--processes", "1"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("无法测量：git archive no-such-rev") and "Traceback" not in err
+
+
+def test_class_row_counts_the_students_that_fit_beside_the_system_and_the_hub():
+    gib, mib = 2**30, 2**20
+    assert classroom.students_fit(256 * mib, 0, memory=16 * gib, system=gib) == 60  # 15 GiB / 256 MiB
+    assert classroom.students_fit(256 * mib, 512 * mib, memory=16 * gib, system=gib) == 58
+    assert classroom.students_fit(256 * mib, 16 * gib) == 0  # no room at all is none, not a negative class
+    with pytest.raises(ValueError, match="positive"):
+        classroom.students_fit(0, 0)
+
+
+def test_class_row_is_skipped_with_the_reason_where_a_trial_class_cannot_run(monkeypatch):
+    from classroom import trial
+
+    monkeypatch.setattr(trial, "cannot_run", lambda: "a trial class needs root: the Hub starts each server as its account")
+    result = classroom.run(quick=True)
+    assert result["status"] == "skipped" and "needs root" in result["note"]
+    assert result["lines"] == [] and result["targets"] == []

@@ -6,7 +6,8 @@ tools and the chapters find data/ by one rule (toolkit.tools.course_dir): beside
 data/input/ (a checkout), else the nearest folder from the current directory up that does (a chapter runs in
 notebooks/). Here: a venv made with this interpreter, the course's dependencies seen through a .pth file (not
 installed again), the toolkit installed from a copy of its source, and chapters 01 and 02, which read data/
-themselves, run under nbval from a copy of the course folder; the agent's command line from the course folder.
+themselves, run under nbval from a copy of the course folder; the agent's command line and the exercise builder
+(a teacher's `python -m toolkit.check.build --nbgrader DIR`) from the course folder.
 """
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dic
     done = run([sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps", source], base, env)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     course = base / "course"
-    for folder in ("notebooks", "data"):
+    for folder in ("notebooks", "exercises", "solutions", "data"):
         shutil.copytree(ROOT / folder, course / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     shutil.copy(ROOT / "tests" / "nbval_sanitize.cfg", base / "nbval_sanitize.cfg")
     return python, course, env
@@ -84,3 +85,10 @@ def test_the_agents_command_line_answers_from_the_course_folder(installed) -> No
     done = run([python, "-m", "toolkit.agent", "哪个类别销售额最高？总销售额是多少？"], course, env, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "9692" in done.stdout and "显示器" in done.stdout, done.stdout
+
+
+def test_the_exercise_builder_finds_solutions_and_exercises_in_the_course_folder(installed) -> None:
+    """A teacher writes the nbgrader course from the course folder (python -m toolkit.check.build --nbgrader DIR)."""
+    python, course, env = installed
+    done = run([python, "-m", "toolkit.check.build", "--check"], course, env)
+    assert done.returncode == 0, done.stdout + done.stderr
