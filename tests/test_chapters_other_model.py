@@ -49,9 +49,9 @@ TAG = "〔另一个模型〕"
 TALKING = [p for p in NOTEBOOKS if talks_to_model(p)]
 CITY = re.compile(r"(北京|上海|广州|深圳|杭州|成都)")
 ROUTE = re.compile(r"(北京|上海|广州|深圳|杭州|成都)飞(北京|上海|广州|深圳|杭州|成都)")
-# a chapter's deliberate unpaired tool call, refused with HTTP 400 as by the real API: chapter 07's troubleshooting
+# a chapter's deliberate unpaired tool call, refused with HTTP 400 as by the real API: appendix 07b's troubleshooting
 # row "漏了 tool 消息" sends one (chapter 10's first clear_old_results breaks the pairs too, on the offline model)
-BREAKS_PAIRS = {"07_sales_agent": 1}
+BREAKS_PAIRS = {"07b_sales_agent_more": 1}
 
 
 # --- the other model ---------------------------------------------------------------------------
