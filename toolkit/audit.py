@@ -57,6 +57,7 @@ class CallRecords:
         self._outputs = OutputBudget(history_bytes)  # result_id -> bytes of the full outputs kept, oldest first
         self._stats: dict[str, _Stats] = {}
         self._last_id = 0
+        self._paged: tuple[int, str] | None = None  # (result id, its redacted text): the output being paged through
 
     def next_id(self) -> int:
         """A new result id (1, 2, 3, ... for this executor's life; reset() does not reuse them)."""
@@ -141,7 +142,9 @@ class CallRecords:
         full = result.artifact if result.artifact is not None else result.data
         if full is None:
             return _error("NO_OUTPUT", f"结果 {result_id}（{result.name}，{result.status}）没有输出可读")
-        text = output_text(full, self.history_bytes // ARTIFACT_SHARE)
+        if self._paged is None or self._paged[0] != result_id:  # redacted as a whole once, then sliced page by page
+            self._paged = (result_id, output_text(full, self.history_bytes // ARTIFACT_SHARE))
+        text = self._paged[1]
         if offset > len(text):
             return _error("BAD_OFFSET", f"offset {offset} 超过了输出的长度 {len(text)}")
         return {"status": "ok", "data": {"result_id": result_id, **read_slice(text, offset, max(max_chars, 1))}}
@@ -180,6 +183,7 @@ class CallRecords:
         """Forget history, kept outputs and statistics (result ids keep counting up)."""
         self.history.clear()
         self._outputs.clear()
+        self._paged = None
         self._stats.clear()
 
 

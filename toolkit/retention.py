@@ -12,7 +12,8 @@ own ToolResult keeps its artifact. An agent run's `AgentRun.tool_results` keeps
 full outputs within the same budget the same way (`OutputBudget` does the
 counting for both), so a long run does not keep every call's megabytes either.
 `output_text` and `read_slice` read a kept output as text, slice by slice, for a
-tool that shows the model more of it.
+tool that shows the model more of it: the text is redacted as a whole before any slice is cut, so a secret
+is never split across two slices, and no offset shows one the model's first view masked.
 """
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ import sys
 from dataclasses import dataclass, replace
 from typing import Any, Hashable, Iterator, Literal
 
-from .redaction import INTERRUPTS
+from .redaction import INTERRUPTS, redact
+from .safety import redact_value
 from .shrink import _bytes_text, dumps, shrink_json
 
 __all__ = ["ReleasedArtifact", "ReleaseReason", "OutputBudget", "released", "output_bytes", "output_text",
@@ -191,13 +193,15 @@ class OutputBudget:
 
 
 def output_text(artifact: Any, max_chars: int) -> str:
-    """A kept full output as the text a reader pages through: a string as it is, bytes decoded (UTF-8),
-    anything else as its JSON (toolkit.shrink, at most `max_chars` characters)."""
+    """A kept full output as the text a reader pages through, redacted as a whole: a string as it is, bytes
+    decoded (UTF-8), anything else as its JSON (toolkit.shrink, at most `max_chars` characters), its secrets
+    masked field by field (a secret's field name masks its whole value, as in the model's first view). Slices
+    cut from it (read_slice) can only split a mask, never a secret."""
     if isinstance(artifact, str):
-        return str.__str__(artifact)
+        return redact(artifact)
     if isinstance(artifact, (bytes, bytearray, memoryview)):
-        return _bytes_text(bytes(artifact), len(artifact))
-    value = shrink_json(artifact, max_chars)
+        return redact(_bytes_text(bytes(artifact), len(artifact)))
+    value = redact_value(shrink_json(artifact, max_chars))
     if isinstance(value, list) and value:  # one element per line: a reader's slices end between records
         return "[\n" + ",\n".join(dumps(item) for item in value) + "\n]"
     return dumps(value)
