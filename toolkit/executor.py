@@ -340,11 +340,9 @@ class ToolExecutor:
             assert result is not None
             return result
         if result is None:  # the circuit is open
-            return await self._run_fallback(tool, fallback, args, call, registry,
-                                            wording.fallback_note(tool.name, fallback.name))
+            return await self._run_fallback(tool, fallback, args, call, registry, circuit_open=True)
         if result.status == "error" and result.error_code in UNAVAILABLE_CODES:  # its retries ended on a down service
-            return await self._run_fallback(tool, fallback, args, call, registry,
-                                            wording.fallback_unavailable_note(tool.name, fallback.name))
+            return await self._run_fallback(tool, fallback, args, call, registry, circuit_open=False)
         return result
 
     def _policy_for(self, tool: Tool, args: dict) -> RetryPolicy:
@@ -354,13 +352,15 @@ class ToolExecutor:
         return self.policy
 
     async def _run_fallback(self, tool: Tool, fallback: Tool, args: dict, call: ToolCall,
-                            registry: ToolRegistry, note: str) -> ToolResult:
-        """`tool`'s fallback, under the fallback's own schema and policy; `note` tells the model why."""
+                            registry: ToolRegistry, *, circuit_open: bool) -> ToolResult:
+        """`tool`'s fallback, under the fallback's own schema and policy; the note tells the model why it answers
+        (`circuit_open`, else the tool's service was down after its retries)."""
         checked, problem = registry.check_arguments(fallback, args)
         if problem is not None:
             refused = ToolCall(call.id, fallback.name, call.arguments)
-            return self._refuse(refused, ErrorInfo(problem.error_type, problem.code,
-                                                   wording.fallback_refused(tool.name, fallback.name, problem.message)))
+            why = wording.fallback_refused(tool.name, fallback.name, problem.message, circuit_open)
+            return self._refuse(refused, ErrorInfo(problem.error_type, problem.code, why))
+        note = (wording.fallback_note if circuit_open else wording.fallback_unavailable_note)(tool.name, fallback.name)
         assert checked is not None
         result = await self._execute(fallback.fn, fallback.name, (), checked, call_id=call.id, kind=fallback.kind,
                                      policy=self._policy_for(fallback, checked), note=note)

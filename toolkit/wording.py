@@ -59,8 +59,11 @@ def fallback_unavailable_note(tool: str, fallback: str) -> str:
     return f"工具 {tool} 的服务暂时不可用（重试后仍失败）；这是备用工具 {fallback} 的结果"
 
 
-def fallback_refused(tool: str, fallback: str, why: str) -> str:
-    return f"工具 {tool} 已熔断，备用工具 {fallback} 不接受这组参数：{why}"
+def fallback_refused(tool: str, fallback: str, why: str, circuit_open: bool) -> str:
+    """The fallback could not take the call's arguments; `circuit_open` says why it was asked (else: the tool's
+    service was down after its retries)."""
+    reason = f"工具 {tool} 已熔断" if circuit_open else f"工具 {tool} 的服务暂时不可用（重试后仍失败）"
+    return f"{reason}，备用工具 {fallback} 不接受这组参数：{why}"
 
 
 def unknown_tool(name: str, known: list[str]) -> str:
@@ -119,7 +122,8 @@ def samples() -> list[str]:
             gave_up("请求超时", 1, "not_idempotent", None), partial_missing("北京的天气接口超时"),
             circuit_open("get_weather", 30.0), fallback_note("get_weather", "get_weather_backup"),
             fallback_unavailable_note("get_weather", "get_weather_backup"),
-            fallback_refused("get_weather", "get_weather_backup", "缺少参数 city"),
+            fallback_refused("get_weather", "get_weather_backup", "缺少参数 city", True),
+            fallback_refused("get_weather", "get_weather_backup", "缺少参数 city", False),
             unknown_tool("get_wether", ["get_weather", "search_flights"]),
             arguments_not_json("get_weather", "Expecting value"), arguments_not_object("get_weather", "list"),
             arguments_invalid("get_weather", "city", "'火星' is not one of ['上海']"),
