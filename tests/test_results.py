@@ -1,6 +1,7 @@
 """Tests for toolkit.results: ToolResult, classify_error (stdlib, HTTP and openai SDK errors), envelopes."""
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import time
 
@@ -8,7 +9,7 @@ import httpx2
 import openai
 import pytest
 
-from toolkit import (FatalToolError, HTTPStatusError, PartialResult, RetryableToolError, ToolResult,
+from toolkit import (FatalToolError, HTTPStatusError, PartialResult, RetryableToolError, RetryPolicy, ToolResult,
                      classify_error, error_from_envelope)
 from toolkit.results import ErrorInfo, parse_retry_after, redact, safe_str
 
@@ -87,7 +88,7 @@ def test_transient_stdlib_errors_are_retryable(exc, code):
     (FileNotFoundError("sales.csv"), "NOT_FOUND"),
     (ValueError("bad date"), "INVALID_ARGUMENTS"),
     (TypeError("missing arg"), "INVALID_ARGUMENTS"),
-    (KeyError("city"), "INVALID_ARGUMENTS"),
+    (KeyError("city"), "UNKNOWN"),
     (RuntimeError("who knows"), "UNKNOWN"),
 ])
 def test_deterministic_stdlib_errors_are_fatal(exc, code):
@@ -95,6 +96,24 @@ def test_deterministic_stdlib_errors_are_fatal(exc, code):
     assert info.error_type == "fatal"
     assert info.retryable is False
     assert info.code == code
+
+
+def test_a_key_error_inside_a_buggy_tool_is_not_called_an_argument_error():
+    """The tool's own lookup failed: the model is told the tool failed while running, not to fix its arguments
+    (which were fine). A TypeError is an argument error only when the call itself raised it."""
+    from toolkit.retry import retry_call
+
+    def buggy(city: str) -> dict:
+        prices = {"上海": 1}
+        return {"city": city, "price": prices["price"]}  # a bug: the wrong key
+
+    outcome = asyncio.run(retry_call(RetryPolicy(max_retries=0), buggy, ("上海",)))
+    assert outcome.info.code == "UNKNOWN" and "参数错误" not in outcome.error
+    assert "工具运行时出错" in outcome.error and "KeyError" in outcome.error
+    inside = asyncio.run(retry_call(RetryPolicy(max_retries=0), lambda city: city + 1, ("上海",)))
+    assert inside.info.code == "UNKNOWN" and "参数错误" not in inside.error
+    wrong = asyncio.run(retry_call(RetryPolicy(max_retries=0), buggy, (), {"town": "上海"}))
+    assert wrong.info.code == "INVALID_ARGUMENTS" and "参数错误" in wrong.error
 
 
 def test_permission_error_message_tells_the_model_not_to_retry():

@@ -327,10 +327,13 @@ def classify_error(exc: BaseException) -> ErrorInfo:
     Retryable: timeouts, connection failures, HTTP 408/425/429/5xx (with the
     server's Retry-After), and the openai SDK's APITimeoutError,
     APIConnectionError, RateLimitError, InternalServerError.
-    Fatal: PermissionError, FileNotFoundError, bad arguments (ValueError,
-    TypeError, KeyError), HTTP 4xx such as 400/401/403/404, the SDK's
+    Fatal: PermissionError, FileNotFoundError, bad arguments (a ValueError, the
+    way a tool refuses a value; a TypeError the call itself raised: arguments
+    the tool does not take), HTTP 4xx such as 400/401/403/404, the SDK's
     AuthenticationError, PermissionDeniedError, BadRequestError, and anything
-    unknown (logged for a human rather than retried blindly).
+    unknown (logged for a human rather than retried blindly), among them a
+    KeyError or TypeError raised inside the tool's own code: the message says
+    the tool failed while running, not that the arguments were wrong.
     Never raises, whatever the exception's str() or attributes do (anything
     they raise but KeyboardInterrupt and SystemExit makes it UNKNOWN).
     """
@@ -371,9 +374,18 @@ def _classify(exc: BaseException) -> ErrorInfo:
         return ErrorInfo(FATAL, ErrorCode.PERMISSION_DENIED, f"权限不足，重试无用，需要用户授权（{where}）")
     if isinstance(exc, FileNotFoundError):
         return ErrorInfo(FATAL, ErrorCode.NOT_FOUND, f"找不到文件或资源，请检查参数（{where}）")
-    if isinstance(exc, (ValueError, TypeError, KeyError)):
+    if isinstance(exc, ValueError) or (isinstance(exc, TypeError) and _raised_by_the_call(exc)):
         return ErrorInfo(FATAL, ErrorCode.INVALID_ARGUMENTS, f"参数错误，请修正参数后再调用（{where}）")
+    if isinstance(exc, (KeyError, TypeError)):  # a lookup or an operation inside the tool's own code failed
+        return ErrorInfo(FATAL, ErrorCode.UNKNOWN, f"工具运行时出错（{where}），重试无用，已记录，需要人工查看")
     return ErrorInfo(FATAL, ErrorCode.UNKNOWN, f"未知错误，已记录，需要人工查看（{where}）")
+
+
+def _raised_by_the_call(exc: BaseException) -> bool:
+    """Whether `exc` was raised where it was caught, by the call itself (arguments the tool does not take), not
+    inside the tool's code (its traceback has no frame below the catching one); True for one never raised."""
+    tb = exc.__traceback__
+    return tb is None or tb.tb_next is None
 
 
 def error_from_envelope(value: Any) -> ErrorInfo | None:
