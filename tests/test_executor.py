@@ -532,7 +532,7 @@ def test_schema_validator_is_built_once_per_tool():
 
 def test_first_schema_check_skips_the_iri_grammar_but_leaves_it_importable():
     code = ("import sys, importlib.util\n"
-            "from toolkit.registry import _jsonschema\n"
+            "from toolkit.schemas import _jsonschema\n"
             "_jsonschema()\n"
             "assert 'rfc3987_syntax' not in sys.modules\n"
             "if importlib.util.find_spec('rfc3987_syntax'):\n"

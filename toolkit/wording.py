@@ -9,7 +9,7 @@ from __future__ import annotations
 
 __all__ = ["GIVE_UP_REASONS", "samples", "seconds", "attempt_timed_out", "gave_up", "partial_missing", "circuit_open",
            "fallback_note", "fallback_unavailable_note", "fallback_refused", "unknown_tool", "arguments_not_json",
-           "arguments_not_object", "arguments_invalid", "bad_tool_schema", "plugin_failed", "plugin_wrong_type",
+           "arguments_not_object", "arguments_invalid", "bad_tool_schema", "schema_too_slow", "plugin_failed", "plugin_wrong_type",
            "unreadable_output", "max_retries_beside_policy", "bad_max_retries", "bad_seconds"]
 
 GIVE_UP_REASONS = {
@@ -86,6 +86,11 @@ def bad_tool_schema(tool: str, detail: str) -> str:
     return f"工具 {tool} 的参数定义有误：{detail}"
 
 
+def schema_too_slow(tool: str, limit: float) -> str:
+    """An argument check that passed its time limit (toolkit.schemas): the schema is at fault, not the model."""
+    return f"工具 {tool} 的参数没能在 {seconds(limit)} 秒内按它的参数定义检查完（定义过于复杂），这次没有调用它"
+
+
 def plugin_failed(plugin: str, detail: str) -> str:
     """A student's plug-in (parse / truncate / retry) raised: not the tool's fault."""
     return f"执行器的 {plugin} 插件出错（{detail}）；这是插件代码的问题，不是工具本身的问题"
@@ -127,6 +132,6 @@ def samples() -> list[str]:
             unknown_tool("get_wether", ["get_weather", "search_flights"]),
             arguments_not_json("get_weather", "Expecting value"), arguments_not_object("get_weather", "list"),
             arguments_invalid("get_weather", "city", "'火星' is not one of ['上海']"),
-            bad_tool_schema("get_weather", "'no-such-type' is not valid"),
+            bad_tool_schema("get_weather", "'no-such-type' is not valid"), schema_too_slow("get_weather", 1.0),
             plugin_failed("parse", "KeyError: 'data'"), plugin_wrong_type("truncate", "字符串 str", "NoneType"),
             unreadable_output("RuntimeError: __class__")]
