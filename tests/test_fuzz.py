@@ -29,11 +29,10 @@ from toolkit.decisions import ACTIONS
 from toolkit.parsing import estimate_tokens
 from toolkit.shrink import dumps
 from toolkit.safety import detect_instructions, redact_value
-from toolkit.results import redact, safe_str
+from toolkit.redaction import redact, safe_str
 from toolkit.task_context import split_steps
 from toolkit.verify import check_answer
 
-from hostile import BASE_ERRORS
 
 QUICK, SLOW = 40, 1_300          # examples per target; 14 targets x 1,300 = 18,200 in the slow run
 TRIED: Counter = Counter()
@@ -109,13 +108,11 @@ def _raises(kind: type[BaseException]):
 @st.composite
 def exceptions(draw) -> BaseException:
     """Exceptions of many kinds with odd attributes: str() or repr() that raise or return a non-str, a message
-    that is a long hostile text (with a key in it), attributes that raise."""
+    that is a long hostile text (with a key in it), attributes of any type."""
     base = draw(st.sampled_from(EXC_BASES))
     namespace: dict[str, Any] = {}
-    how = draw(st.integers(0, 8))
-    if how >= 6:  # __str__ (and __repr__) raise what an `except Exception` misses: GeneratorExit, CancelledError, ...
-        namespace["__str__"] = namespace["__repr__"] = _raises(BASE_ERRORS[how - 6])
-    elif how == 1:
+    how = draw(st.integers(0, 5))
+    if how == 1:
         namespace["__str__"] = _raises(RuntimeError)
     elif how == 2:
         namespace["__str__"] = namespace["__repr__"] = _raises(ValueError)
@@ -126,8 +123,6 @@ def exceptions(draw) -> BaseException:
     elif how == 5:
         message = draw(hostile_texts())
         namespace["__str__"] = lambda self: message
-    if draw(st.integers(0, 4)) == 0 and base is not HTTPStatusError:
-        namespace["status_code"] = property(lambda self: 1 / 0)  # an attribute that raises
     cls = type("Fuzzed" + base.__name__, (base,), namespace)
     exc = cls.__new__(cls) if draw(st.booleans()) else _construct(cls, draw(texts))
     for attr in ("status_code", "status", "code", "headers", "retry_after"):

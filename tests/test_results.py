@@ -11,7 +11,8 @@ import pytest
 
 from toolkit import (FatalToolError, HTTPStatusError, PartialResult, RetryableToolError, RetryPolicy, ToolResult,
                      classify_error, error_from_envelope)
-from toolkit.results import ErrorInfo, parse_retry_after, redact, safe_str
+from toolkit.results import ErrorInfo, parse_retry_after
+from toolkit.redaction import redact, safe_str
 
 REQUEST = httpx2.Request("POST", "https://api.example.test/v1/chat/completions")
 

@@ -12,6 +12,7 @@ import pytest
 
 from toolkit import (Backoff, HTTPStatusError, PartialResult, RetryBudget, RetryPolicy, SimulatedClock,
                      call_tool_with_retry, inject_faults, use_clock)
+from toolkit.retry import retry_call
 from support import Flaky
 
 
@@ -538,10 +539,10 @@ def test_a_tool_argument_named_tool_fn_reaches_the_tool(sim_clock):
     assert run(call_tool_with_retry(tool, tool_fn="a")) == ("got a", None)
 
 
-def test_policy_call_reserves_no_keyword_names(sim_clock):
+def test_retry_call_reserves_no_keyword_names(sim_clock):
     def tool(max_retries: int, on_attempt: str) -> str:
         return f"{max_retries}-{on_attempt}"
-    result, error = run(RetryPolicy().call(tool, max_retries=7, on_attempt="x"))
+    result, error = run(retry_call(RetryPolicy(), tool, (), {"max_retries": 7, "on_attempt": "x"}))
     assert (result, error) == ("7-x", None)
 
 

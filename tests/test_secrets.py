@@ -22,7 +22,7 @@ import pytest
 from toolkit import (HTTPStatusError, RetryableToolError, RetryPolicy, SimulatedClock, Tool, ToolExecutor,
                      ToolRegistry, classify_error, format_tool_message, parse_tool_result, use_clock)
 from toolkit.messages import tool_content
-from toolkit.results import redact, safe_str
+from toolkit.redaction import redact, safe_str
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-test-" + "".join(random.Random(7).choices(string.ascii_letters + string.digits, k=32))

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from toolkit import ToolResult
 from toolkit import task_context as tc
 from toolkit.agent import run_agent, split_steps
-from toolkit.messages import TaskContext, format_tool_message
+from toolkit.messages import format_tool_message
+from toolkit.task_context import TaskContext
 from toolkit.readback import read_tool_content
 from toolkit.verify import check_answer
 

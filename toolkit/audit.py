@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from .fitting import fit_for_model
-from .results import ErrorCode, ToolResult, redact, safe_str
+from .redaction import redact, safe_str
+from .results import ErrorCode, ToolResult
 from .retention import ARTIFACT_SHARE, HISTORY_BYTES, OutputBudget, output_text, read_slice, released
 from .safety import redact_value
 from .shrink import dumps
@@ -198,9 +199,9 @@ def _error(code: str, message: str) -> dict:
 def audit_record(result: ToolResult, task_id: str | None = None) -> dict:
     """One call as the audit log keeps it: who, what, how it ended, a 200-character summary of what the
     model read; no secrets (arguments, errors, sources and the summary are redacted). The source is kept
-    within 1,000 characters of JSON; never raises, whatever the tool returned."""
+    within 1,000 characters of JSON."""
     source = result.source if result.source is not None else (
-        dict.get(result.artifact, "source") if isinstance(result.artifact, dict) else None)
+        result.artifact.get("source") if isinstance(result.artifact, dict) else None)
     if isinstance(source, (list, tuple, str)):  # URLs can carry keys
         source = redact_value(fit_for_model(source, 1000)[0])
     else:

@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from .results import safe_str
+from .redaction import safe_str
 
 __all__ = ["CLEARED_MARK", "ClearPolicy", "Cleared", "ToolResultRef", "clear_tool_results", "context_chars",
            "placeholder", "tool_results", "with_read_more"]

@@ -20,8 +20,9 @@ from typing import Any, Mapping
 from .fitting import fit_and_redact
 from .knowledge import knowledge_for
 from .parsing import parse_tool_result
-from .results import FATAL, INTERRUPTS, RETRYABLE, ErrorCode, ToolResult, safe_str
-from .shrink import dumps, exceeds, shrink_json
+from .redaction import safe_str
+from .results import FATAL, RETRYABLE, ErrorCode, ToolResult
+from .shrink import exceeds
 
 __all__ = ["evaluate_tool_result", "apply_decision", "suggestion_for", "ACTIONS", "LONG_RESULT_CHARS"]
 
@@ -55,14 +56,10 @@ def _is_empty(data: Any) -> bool:
     """Empty means no content: None, "", [], {}, "[]", "{}" (0 and False are answers)."""
     if data is None:
         return True
-    try:
-        if isinstance(data, str):
-            return data.strip() in ("", "[]", "{}", "null")
-        if isinstance(data, (list, tuple, dict, set, frozenset)):
-            return len(data) == 0
-    except BaseException as exc:  # data whose own methods raise anything (a result built by hand) is not known
-        if isinstance(exc, INTERRUPTS):  # to be empty
-            raise
+    if isinstance(data, str):
+        return data.strip() in ("", "[]", "{}", "null")
+    if isinstance(data, (list, tuple, dict, set, frozenset)):
+        return len(data) == 0
     return False
 
 
@@ -76,14 +73,9 @@ def _summary(result: ToolResult, limit: int) -> Any:
     is summarized to about `limit` characters of JSON text, once.
     """
     data = result.data
-    try:
-        if result.truncated:
-            return data
-        too_long = len(data) > limit if isinstance(data, str) else exceeds(data, limit)
-    except BaseException as exc:  # data json cannot serialize or whose own methods raise anything (built by hand)
-        if isinstance(exc, INTERRUPTS):
-            raise
-        return dumps(shrink_json(data, limit))
+    if result.truncated:
+        return data
+    too_long = len(data) > limit if isinstance(data, str) else exceeds(data, limit)
     return parse_tool_result(data, max_tokens=max(limit // 4, 1)) if too_long else None
 
 
@@ -163,27 +155,24 @@ def apply_decision(result: ToolResult, decision: Any, max_chars: int) -> ToolRes
     data the decision made (a summary of a long result the executor did not cut, a plug-in's own value):
     it replaces the result's (a JSON text read into data), budgeted to `max_chars` and redacted once, like
     tool output (`truncated` True). Anything else is shown as it is, and so is every failed result: a
-    decision never turns a failure into data. Never raises (an unreadable decision changes nothing).
+    decision never turns a failure into data.
     """
-    try:
-        action = decision.get("action") if isinstance(decision, Mapping) else None
-        if not isinstance(action, str) or result.status == "error":
-            return result
-        if action == "present_directly" and result.status == "partial":
-            return replace(result, error=None, error_type=None, error_code=None, missing=None)
-        if action == "summarize_and_present" and decision.get("data") is not None:
-            data = decision["data"]
-            if data is result.data or data == result.data:  # the result's own view: shown as it was made
-                return result
-            if type(data) is str:
-                try:
-                    data = json.loads(data)
-                except (ValueError, RecursionError):
-                    pass
-            if data == result.data:  # the result's own data written out as text by a plug-in
-                return result
-            data, _ = fit_and_redact(data, max_chars)
-            return replace(result, data=data, truncated=True)  # a summary: something is left out
-    except Exception:  # a decision whose own values raise when read: the result as it is
+    action = decision.get("action") if isinstance(decision, Mapping) else None
+    if not isinstance(action, str) or result.status == "error":
         return result
+    if action == "present_directly" and result.status == "partial":
+        return replace(result, error=None, error_type=None, error_code=None, missing=None)
+    if action == "summarize_and_present" and decision.get("data") is not None:
+        data = decision["data"]
+        if data is result.data or data == result.data:  # the result's own view: shown as it was made
+            return result
+        if isinstance(data, str):
+            try:
+                data = json.loads(data)
+            except (ValueError, RecursionError):
+                pass
+        if data == result.data:  # the result's own data written out as text by a plug-in
+            return result
+        data, _ = fit_and_redact(data, max_chars)
+        return replace(result, data=data, truncated=True)  # a summary: something is left out
     return result

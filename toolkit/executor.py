@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import traceback
 from collections import deque
 from typing import IO, Any, Callable, Iterable
@@ -25,35 +24,18 @@ from .breaker import CircuitBreaker
 from .clock import Clock, get_clock, use_clock
 from .fitting import ToolKind, fit_and_redact
 from .hooks import Hook, HookError, ToolEvent, call_hooks
-from .plugins import (ParseFn, PluginError, RetryFn, TruncateFn, apply_parse, apply_truncate, own_failure,
-                      run_retry_plugin)
+from .guard import PluginError, own_failure
+from .plugins import ParseFn, RetryFn, TruncateFn, apply_parse, apply_truncate, run_retry_plugin
+from .redaction import redact, safe_str
 from .registry import Tool, ToolRegistry
 from .results import (FATAL, PARTIAL, RETRYABLE, UNAVAILABLE_CODES, ErrorCode, ErrorInfo, PartialResult, ToolResult,
-                      classify_error, redact, safe_str)
+                      classify_error)
 from .retention import HISTORY_BYTES
 from .retry import Attempt, RetryBudget, RetryOutcome, RetryPolicy, retry_call
 from .safety import redact_value
 from .wire import ToolCall, parse_tool_call
 
 __all__ = ["ToolExecutor"]
-
-# ToolResult's mutable twin: the same fields, so the same slots in the same order (no default_factory in them)
-_Draft = dataclasses.make_dataclass(
-    "_ToolResultDraft", [(f.name, f.type) if f.default is dataclasses.MISSING else (f.name, f.type, f.default)
-                         for f in dataclasses.fields(ToolResult)], slots=True, repr=False, eq=False)
-
-
-def _new_result(*fields: Any) -> ToolResult:
-    """ToolResult(*fields), built about 4 x faster: the executor builds one on every call (bench row 1).
-
-    A frozen dataclass's __init__ sets each of ToolResult's 18 fields with object.__setattr__ (3.5 us a
-    result); the twin's plain __init__ stores them (0.5 us), then the object takes ToolResult's class, which
-    its slots fit exactly, and is frozen from then on: the same value as ToolResult(*fields) (tests/test_road.py).
-    """
-    draft = _Draft(*fields)
-    draft.__class__ = ToolResult
-    return draft  # type: ignore[return-value]
-
 
 class ToolExecutor:
     """Runs tools with retries, budgets results, and keeps history and statistics.
@@ -141,14 +123,11 @@ class ToolExecutor:
     # --- one call ---------------------------------------------------------------
     async def execute(self, tool_fn: Callable[..., Any], tool_name: str, /, *args: Any, **kwargs: Any) -> ToolResult:
         """Run one tool (sync or async) with retries; returns a ToolResult, never raises for what the tool
-        does: an exception (GeneratorExit and a CancelledError of its own too) is an error result, and a
-        return value whose own methods raise is shown as far as it can be read, or is an error result.
-        KeyboardInterrupt, SystemExit and a cancellation from outside propagate."""
-        if self.clock is None:  # the common case, without a context manager per call
+        does: an exception (GeneratorExit and a CancelledError of its own too) is an error result, and so is
+        a return value that cannot be read. KeyboardInterrupt, SystemExit and a cancellation from outside
+        propagate."""
+        with self._clock_scope():
             result = await self._execute(tool_fn, tool_name, args, kwargs)
-        else:
-            with use_clock(self.clock):
-                result = await self._execute(tool_fn, tool_name, args, kwargs)
         assert result is not None  # no fallback was offered, so the breaker's refusal is a result too
         return result
 
@@ -159,8 +138,7 @@ class ToolExecutor:
         """One call through breaker, retries and budget, as one ToolResult built once.
 
         None when the circuit is open and `fallback` (a tool name) is to answer instead."""
-        clock = get_clock()
-        start = clock.now()
+        start = get_clock().now()
         summary = _args_summary(args, kwargs)
         trial = False
         if self.breaker is not None:
@@ -174,42 +152,35 @@ class ToolExecutor:
                     name, None, wording.circuit_open(name, self.breaker.cooldown),
                     error_type=RETRYABLE, error_code=ErrorCode.CIRCUIT_OPEN, attempts=0, truncated=False,
                     call_id=call_id, started_at=start, args_summary=summary, result_id=self.records.next_id()))
-        on_start, on_attempt, on_budget = self._observers(name, call_id) if self.hooks else (None, None, None)
-        try:
-            if self.retry is None:  # no argument name is reserved: args and kwargs travel as they are
-                outcome = await retry_call(policy or self.policy, tool_fn, args, kwargs, budget=self.budget,
-                                           on_attempt=on_attempt, on_attempt_start=on_start, on_budget=on_budget)
-            else:
-                outcome = await run_retry_plugin(self.retry, policy or self.policy, tool_fn, args, kwargs,
-                                                 on_attempt=on_attempt, on_attempt_start=on_start)
+        outcome: RetryOutcome | None = None
+        try:  # where a tool's value enters the road: the call, and our reading of what it returned
+            outcome = await self._run(tool_fn, args, kwargs, policy or self.policy, name, call_id)
+            result = self._result(name, outcome, kind, start, call_id, summary, note)
         except PluginError as exc:
-            return self._plugin_failed(name, exc, call_id, start, summary)
-        except BaseException as exc:  # the tool's own GeneratorExit, or a CancelledError it made itself
-            if not own_failure(exc):
+            result = self._plugin_failed(name, exc, call_id, start, summary, outcome)
+        except BaseException as exc:  # the tool boundary: a tool fails in any way, or what it returned cannot be read
+            if not own_failure(exc):  # (its own GeneratorExit, a lazily loaded record whose store closed): a result
                 raise
-            info, now = classify_error(exc), clock.now()
-            attempt = Attempt(1, start, now, "error", info.error_type, info.code, info.message)
-            outcome = RetryOutcome(None, info.message, attempts=(attempt,), info=info, elapsed=now - start)
-        error, info, end = outcome.error, outcome.info, clock.now()
+            result = self._failed(name, exc, outcome, call_id, start, summary, note)
         if self.breaker is not None:  # only "the service did not answer" counts against the circuit
-            self._breaker_record(name, call_id, not (error is not None and info is not None and info.retryable),
-                                 end, trial)
-        try:
-            result = self._result(name, outcome, kind, end - start, call_id, start, summary, note)
-        except PluginError as exc:
-            return self._plugin_failed(name, exc, call_id, start, summary, outcome)
-        except Exception as exc:  # a return value even the budgeted renderer cannot read (its __class__ raises)
-            result = ToolResult(name, None, wording.unreadable_output(f"{type(exc).__name__}: {safe_str(exc, 200)}"),
-                                (end - start) * 1000.0, FATAL, len(outcome.attempts), ErrorCode.UNKNOWN,
-                                truncated=False, call_id=call_id, started_at=start, args_summary=summary, note=note,
-                                trace=outcome.attempts, result_id=self.records.next_id())
+            self._breaker_record(name, call_id, result.error_type != RETRYABLE, get_clock().now(), trial)
         return self._finish(result)
 
-    def _result(self, name: str, outcome: RetryOutcome, kind: ToolKind | None, elapsed: float,
-                call_id: str | None, start: float, summary: str, note: str | None) -> ToolResult:
+    async def _run(self, tool_fn: Callable, args: tuple, kwargs: dict, policy: RetryPolicy, name: str,
+                   call_id: str | None) -> RetryOutcome:
+        """The tool's attempts: the retry loop (no argument name is reserved), or the retry plug-in."""
+        on_start, on_attempt, on_budget = self._observers(name, call_id) if self.hooks else (None, None, None)
+        if self.retry is None:
+            return await retry_call(policy, tool_fn, args, kwargs, budget=self.budget, on_attempt=on_attempt,
+                                    on_attempt_start=on_start, on_budget=on_budget)
+        return await run_retry_plugin(self.retry, policy, tool_fn, args, kwargs, on_attempt=on_attempt,
+                                      on_attempt_start=on_start)
+
+    def _result(self, name: str, outcome: RetryOutcome, kind: ToolKind | None, start: float,
+                call_id: str | None, summary: str, note: str | None) -> ToolResult:
         """The ToolResult of a finished outcome, its data through the one budget pass."""
         raw, error, info, missing, error_type, code = outcome.data, outcome.error, outcome.info, None, None, None
-        if error is None and issubclass(type(raw), PartialResult):  # type(): a hostile value's __class__ may raise
+        if error is None and isinstance(raw, PartialResult):
             raw, missing = raw.data, safe_str(raw.missing)
             error, error_type = wording.partial_missing(missing), PARTIAL
         elif error is not None:
@@ -218,9 +189,10 @@ class ToolExecutor:
         failed = error_type not in (None, PARTIAL)
         # the one budget pass: ToolResult.data is what the model reads, nobody fits it again
         data, truncated = (None, False) if failed and raw is None else self._fit(raw, None if failed else kind)
-        return _new_result(name, data, error, elapsed * 1000.0, error_type, len(outcome.attempts), code, missing,
-                           truncated, raw, call_id, start, summary, note, outcome.attempts, outcome.source,
-                           self.records.next_id())
+        return ToolResult(name, data, error, (get_clock().now() - start) * 1000.0, error_type,
+                          attempts=len(outcome.attempts), error_code=code, missing=missing, truncated=truncated,
+                          artifact=raw, call_id=call_id, started_at=start, args_summary=summary, note=note,
+                          trace=outcome.attempts, source=outcome.source, result_id=self.records.next_id())
 
     def _fit(self, value: Any, kind: ToolKind | None) -> tuple[Any, bool]:
         """(ToolResult.data, truncated) for `value`: the toolkit's fit_and_redact, or the parse / truncate
@@ -231,24 +203,38 @@ class ToolExecutor:
         changed = None
         if self.parse is not None:
             value, changed = apply_parse(self.parse, value, max_chars)
-        # type(), not isinstance(): a hostile value's __class__ may raise anything, CancelledError too
-        if issubclass(type(value), str) and type(value) is not str:
-            value = str.__str__(value)  # a str subclass's own methods are not called
-        if self.truncate is not None and type(value) is str and len(value) > max_chars:
+        if self.truncate is not None and isinstance(value, str) and len(value) > max_chars:
             value, changed = apply_truncate(self.truncate, value, max_chars), True
         if changed is not None:  # the plug-in's value stands
             return redact_value(value), changed
         return fit_and_redact(value, max_chars, kind)
 
+    def _failed(self, name: str, exc: BaseException, outcome: RetryOutcome | None, call_id: str | None,
+                start: float, summary: str, note: str | None) -> ToolResult:
+        """The error ToolResult for a tool that raised past the retry loop (its own GeneratorExit or
+        CancelledError: `outcome` None), or whose return value could not be read."""
+        now = get_clock().now()
+        if outcome is None:
+            info = classify_error(exc)
+            trace: tuple[Attempt, ...] = (Attempt(1, start, now, "error", info.error_type, info.code, info.message),)
+            error, error_type, code = info.message, info.error_type, info.code
+        else:
+            trace = outcome.attempts
+            error = wording.unreadable_output(f"{type(exc).__name__}: {safe_str(exc, 200)}")
+            error_type, code = FATAL, ErrorCode.UNKNOWN
+        return ToolResult(name, None, error, (now - start) * 1000.0, error_type, attempts=len(trace),
+                          error_code=code, truncated=False, call_id=call_id, started_at=start, args_summary=summary,
+                          note=note, trace=trace, result_id=self.records.next_id())
+
     def _plugin_failed(self, name: str, exc: PluginError, call_id: str | None, start: float, summary: str,
-                       outcome: RetryOutcome | None = None) -> ToolResult:
-        """The error ToolResult for a plug-in that raised or returned the wrong type."""
-        return self._finish(ToolResult(
+                       outcome: RetryOutcome | None) -> ToolResult:
+        """The error ToolResult for a plug-in that failed or returned the wrong type."""
+        return ToolResult(
             name, None, exc.message, (get_clock().now() - start) * 1000.0, FATAL,
-            len(outcome.attempts) if outcome is not None else 1, ErrorCode.PLUGIN_ERROR, truncated=False, call_id=call_id,
-            started_at=start, args_summary=summary, note=f"plug-in: {exc.plugin}",
+            len(outcome.attempts) if outcome is not None else 1, ErrorCode.PLUGIN_ERROR, truncated=False,
+            call_id=call_id, started_at=start, args_summary=summary, note=f"plug-in: {exc.plugin}",
             trace=outcome.attempts if outcome is not None else (),
-            source=outcome.source if outcome is not None else None, result_id=self.records.next_id()))
+            source=outcome.source if outcome is not None else None, result_id=self.records.next_id())
 
     def _breaker_allows(self, name: str, call_id: str | None, now: float) -> tuple[bool, bool]:
         """(whether the breaker lets the call through, whether it is the half-open trial); the change
@@ -385,12 +371,7 @@ class ToolExecutor:
 
         async def one(call: ToolCall) -> ToolResult:
             async with semaphore:
-                try:
-                    return await self.run_tool_call(call, registry)
-                except BaseException as exc:  # a bug below must not sink the other calls; interrupts do
-                    if not own_failure(exc):
-                        raise
-                    return self._refuse(call, classify_error(exc))
+                return await self.run_tool_call(call, registry)
 
         with self._clock_scope():
             async with asyncio.TaskGroup() as group:
@@ -433,7 +414,5 @@ def _release_frames(exc: BaseException) -> None:
 
 
 def _args_summary(args: tuple, kwargs: dict) -> str:
-    if not args and not kwargs:  # the common no-argument call: skip three regex passes
-        return ""
     parts = [safe_str(a, 80) for a in args] + [f"{safe_str(k, 40)}={safe_str(v, 80)}" for k, v in kwargs.items()]
     return safe_str(", ".join(parts), 200)

@@ -178,7 +178,7 @@ def load() -> dict[str, Piece]:
             fn = getattr(_load_file(path), "PIECE", None)
         except KeyboardInterrupt:
             raise
-        except BaseException as exc:  # a student's file may raise anything at import, even SyntaxError or sys.exit()
+        except BaseException as exc:  # the student's-file boundary: it may raise anything at import, sys.exit() too
             where = f"第 {exc.lineno} 行" if isinstance(exc, SyntaxError) and exc.lineno else ""
             why = "调用了 sys.exit()" if isinstance(exc, SystemExit) else type(exc).__name__
             pieces[slot] = Piece(slot, None, f"{path.name} 加载失败{where}：{why}")

@@ -14,9 +14,10 @@ import itertools
 import math
 from typing import Any, Literal
 
-from .fitting import ToolKind, _is_records, fit_for_model
-from .results import INTERRUPTS, PartialResult, ToolResult, classify_error, error_from_envelope, safe_str
-from .shrink import _clean, dumps
+from .fitting import ToolKind, fit_for_model, is_records
+from .redaction import safe_str
+from .results import PartialResult, ToolResult, classify_error, error_from_envelope
+from .shrink import clean_text, dumps
 
 __all__ = ["parse_tool_result", "to_markdown_table", "estimate_tokens", "CHARS_PER_TOKEN"]
 
@@ -85,8 +86,7 @@ def parse_tool_result(result: Any, max_tokens: int = 2000, kind: ToolKind | None
     up to 15 tokens. Chinese text needs about 40 tokens before any of its
     characters survive the marker.
 
-    Never raises for any `result`; raises ValueError for max_tokens < 1 or an
-    unknown kind/style.
+    Raises ValueError (in Chinese) for max_tokens < 1 or an unknown kind/style.
     """
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
         raise ValueError(f"max_tokens 是 token 预算，应该是不小于 1 的整数（例如 500），收到的是 {max_tokens!r}")
@@ -98,7 +98,7 @@ def parse_tool_result(result: Any, max_tokens: int = 2000, kind: ToolKind | None
         max_tokens = max(1, min(max_tokens, int(context_tokens * read_share)))
     budget = max_tokens * CHARS_PER_TOKEN
     for _ in range(24):  # shrink the character budget until the token estimate fits
-        text = _clean(_parse_any(result, budget, kind, style))  # no lone surrogate reaches the model
+        text = clean_text(_parse(result, budget, kind, style))  # no lone surrogate reaches the model
         tokens = estimate_tokens(text) if len(text) < 4 * budget else max_tokens + 1
         if tokens <= max_tokens:
             return text
@@ -127,16 +127,6 @@ def _with_missing(missing: Any, data: Any, budget: int, kind: ToolKind | None, s
     return f"{note}\n{_parse(data, max(budget - len(note) - 1, 1), kind, style)}"
 
 
-def _parse_any(result: Any, budget: int, kind: ToolKind | None, style: str) -> str:
-    try:
-        return _parse(result, budget, kind, style)
-    except BaseException as exc:  # a value whose own methods raise anything (its __class__ too; GeneratorExit
-        if isinstance(exc, INTERRUPTS):  # as well): the budgeted renderer reads it
-            raise
-        data, _ = fit_for_model(result, budget)
-        return data if isinstance(data, str) else dumps(data)
-
-
 def _parse(result: Any, budget: int, kind: ToolKind | None, style: str) -> str:
     if isinstance(result, BaseException):
         info = classify_error(result)
@@ -152,7 +142,7 @@ def _parse(result: Any, budget: int, kind: ToolKind | None, style: str) -> str:
     envelope = error_from_envelope(result)
     if envelope is not None:
         return _cut(_error_text(envelope.code, envelope.message, envelope.error_type), budget)
-    if style == "markdown" and _is_records(result):
+    if style == "markdown" and is_records(result):
         table = to_markdown_table(result)
         if len(table) <= budget:
             return table

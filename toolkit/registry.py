@@ -20,7 +20,8 @@ from typing import Any, Callable, Iterable
 
 from . import wording
 from .fitting import ToolKind
-from .results import FATAL, ErrorCode, ErrorInfo, safe_str
+from .results import ErrorCode, ErrorInfo, FATAL
+from .redaction import safe_str
 from .schemas import SCHEMA_CHECK_SECONDS, SchemaTooSlow, schema_problem, schema_validator
 from .wire import ToolCall, WireFormat, get_format
 

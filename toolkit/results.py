@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, Literal
 
-from .redaction import INTERRUPTS, REDACT_MARGIN, SECRET_FIELD, redact, safe_repr, safe_str  # noqa: F401  (re-exported: the old home)
+from .redaction import safe_repr, safe_str
 
 ErrorType = Literal["retryable", "fatal", "partial"]
 RETRYABLE: ErrorType = "retryable"
@@ -72,7 +72,7 @@ def as_code(code: str) -> "ErrorCode | str":
 __all__ = [
     "ErrorType", "RETRYABLE", "FATAL", "PARTIAL", "Status", "ErrorCode", "UNAVAILABLE_CODES", "as_code", "ToolResult", "PartialResult",
     "ToolError", "RetryableToolError", "FatalToolError", "ErrorInfo",
-    "classify_error", "error_from_envelope", "safe_str", "redact", "unwrap_envelope",
+    "classify_error", "error_from_envelope", "unwrap_envelope",
 ]
 
 
@@ -221,29 +221,19 @@ def _class_names(exc: BaseException) -> set[str]:
     return {cls.__name__ for cls in type(exc).__mro__}
 
 
-def _attr(obj: Any, name: str) -> Any:
-    """getattr(obj, name, None) that never raises: an attribute whose getter fails counts as missing."""
-    try:
-        return getattr(obj, name, None)
-    except BaseException as exc:  # GeneratorExit too: a getter runs inline, it cannot be a cancellation
-        if isinstance(exc, INTERRUPTS):
-            raise
-        return None
-
-
 def _http_status(exc: BaseException) -> int | None:
-    for holder in (exc, _attr(exc, "response")):
+    for holder in (exc, getattr(exc, "response", None)):
         for attr in ("status_code", "status", "code"):
-            value = _attr(holder, attr) if holder is not None else None
+            value = getattr(holder, attr, None)
             if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
                 return value
     return None
 
 
 def _headers(exc: BaseException) -> Any:
-    headers = _attr(exc, "headers")
+    headers = getattr(exc, "headers", None)
     if headers is None:
-        headers = _attr(_attr(exc, "response"), "headers")
+        headers = getattr(getattr(exc, "response", None), "headers", None)
     return headers
 
 
@@ -297,28 +287,24 @@ def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
     `Retry-After` beside it still counts. `Retry-After` is read the same way,
     else as an HTTP date (a date in the past is a wait of 0). Returns None
     when both are absent or unreadable; never negative, never infinite.
-    Never raises (headers whose get() raises count as absent).
     """
-    if not headers:
+    if not headers or not callable(getattr(headers, "get", None)):  # no headers, or not a mapping of them
         return None
+    ms = _number(_header_text(headers.get, "retry-after-ms", "Retry-After-Ms"))
+    wait = _wait_or_none(ms / 1000.0) if ms is not None else None
+    if wait is not None:
+        return wait
+    value = _header_text(headers.get, "retry-after", "Retry-After")
+    if not value:
+        return None
+    seconds = _number(value)
+    if seconds is not None:
+        return _wait_or_none(seconds)
     try:
-        get = headers.get
-        ms = _number(_header_text(get, "retry-after-ms", "Retry-After-Ms"))
-        wait = _wait_or_none(ms / 1000.0) if ms is not None else None
-        if wait is not None:
-            return wait
-        value = _header_text(get, "retry-after", "Retry-After")
-        if not value:
-            return None
-        seconds = _number(value)
-        if seconds is not None:
-            return _wait_or_none(seconds)
         when = email.utils.parsedate_to_datetime(value).timestamp()
-        return _wait_or_none(when - (time.time() if now is None else now))
-    except BaseException as exc:  # headers whose get() raises (anything), a date email.utils cannot read
-        if isinstance(exc, INTERRUPTS):
-            raise
+    except (TypeError, ValueError, OverflowError):  # not an HTTP date either
         return None
+    return _wait_or_none(when - (time.time() if now is None else now))
 
 
 def classify_error(exc: BaseException) -> ErrorInfo:
@@ -334,27 +320,15 @@ def classify_error(exc: BaseException) -> ErrorInfo:
     unknown (logged for a human rather than retried blindly), among them a
     KeyError or TypeError raised inside the tool's own code: the message says
     the tool failed while running, not that the arguments were wrong.
-    Never raises, whatever the exception's str() or attributes do (anything
-    they raise but KeyboardInterrupt and SystemExit makes it UNKNOWN).
     """
-    try:
-        return _classify(exc)
-    except BaseException as raised:  # an exception whose own attributes raise (GeneratorExit too)
-        if isinstance(raised, INTERRUPTS):
-            raise
-        return ErrorInfo(FATAL, ErrorCode.UNKNOWN, f"未知错误，已记录，需要人工查看（{type(exc).__name__}）")
-
-
-def _classify(exc: BaseException) -> ErrorInfo:
     detail = safe_str(exc, 300)
     name = type(exc).__name__
     where = f"{name}: {detail}" if detail else name
 
     if isinstance(exc, ToolError):
-        kind = RETRYABLE if _attr(exc, "error_type") == RETRYABLE else FATAL
-        given = _attr(exc, "code")
-        code = as_code(safe_str(given, 80)) if isinstance(given, str) and given else ErrorCode.TOOL_ERROR
-        return ErrorInfo(kind, code, detail or name, _seconds(_attr(exc, "retry_after")))
+        kind = RETRYABLE if exc.error_type == RETRYABLE else FATAL
+        code = as_code(safe_str(exc.code, 80)) if isinstance(exc.code, str) and exc.code else ErrorCode.TOOL_ERROR
+        return ErrorInfo(kind, code, detail or name, _seconds(getattr(exc, "retry_after", None)))
 
     status = _http_status(exc)
     if status is not None:
@@ -394,24 +368,19 @@ def error_from_envelope(value: Any) -> ErrorInfo | None:
     The course's tools return {"status": "error", "error": {"code", "message"}}.
     Such a value is a fatal error (the tool ran and decided) unless it says
     "retryable": true. {"error": None} is NOT an error (the original course's parser got
-    this wrong). Returns None for anything that is not an error envelope; never raises.
+    this wrong). Returns None for anything that is not an error envelope.
     """
     if not isinstance(value, dict):
         return None
-    try:  # read through dict: a subclass's own methods may raise, and then it reports no error of its own
-        error, status = dict.get(value, "error"), dict.get(value, "status")
-        if error in (None, "", {}, []) or status in ("ok", "success"):
-            return None
-        if isinstance(error, dict):
-            code = as_code(safe_str(error.get("code") or ErrorCode.TOOL_ERROR, 80))
-            message = safe_str(error.get("message") or error.get("detail") or code, 500)
-        else:
-            code, message = ErrorCode.TOOL_ERROR, safe_str(error, 500)
-        return ErrorInfo(RETRYABLE if dict.get(value, "retryable") is True else FATAL, code, message)
-    except BaseException as exc:  # a value whose own methods raise anything (GeneratorExit too)
-        if isinstance(exc, INTERRUPTS):
-            raise
+    error, status = value.get("error"), value.get("status")
+    if error in (None, "", {}, []) or status in ("ok", "success"):
         return None
+    if isinstance(error, dict):
+        code = as_code(safe_str(error.get("code") or ErrorCode.TOOL_ERROR, 80))
+        message = safe_str(error.get("message") or error.get("detail") or code, 500)
+    else:
+        code, message = ErrorCode.TOOL_ERROR, safe_str(error, 500)
+    return ErrorInfo(RETRYABLE if value.get("retryable") is True else FATAL, code, message)
 
 
 # --- one envelope, opened once ----------------------------------------------------
@@ -427,9 +396,8 @@ def is_envelope(value: Any) -> bool:
     outside status / data / source / error / retryable (a dict with more keys
     is the tool's data, whatever its field names).
     """
-    return (isinstance(value, dict) and dict.__contains__(value, "status")
-            and (dict.__contains__(value, "data") or dict.__contains__(value, "error"))
-            and dict.keys(value) <= ENVELOPE_KEYS)  # read through dict: a subclass's own methods may raise
+    return (isinstance(value, dict) and "status" in value and ("data" in value or "error" in value)
+            and value.keys() <= ENVELOPE_KEYS)
 
 
 def unwrap_envelope(value: Any) -> tuple[Any, Any, ErrorInfo | None]:
@@ -438,17 +406,12 @@ def unwrap_envelope(value: Any) -> tuple[Any, Any, ErrorInfo | None]:
     For an envelope, data is its "data"; for an error envelope without data,
     the error's extra fields (e.g. {"line": 3} or {"known_cities": [...]}) or
     None, and the ErrorInfo from `error_from_envelope`. Anything that is not
-    an envelope comes back unchanged as (value, None, None). Never raises.
+    an envelope comes back unchanged as (value, None, None).
     """
-    try:
-        if not is_envelope(value):
-            return value, None, None
-        info = error_from_envelope(value)
-        data, error = dict.get(value, "data"), dict.get(value, "error")
-        if info is not None and data is None and isinstance(error, dict):
-            data = {k: v for k, v in dict.items(error) if k not in _ERROR_FIELDS} or None
-        return data, dict.get(value, "source"), info
-    except BaseException as exc:  # a value whose own methods raise (anything) is no envelope: it is data
-        if isinstance(exc, INTERRUPTS):
-            raise
+    if not is_envelope(value):
         return value, None, None
+    info = error_from_envelope(value)
+    data, error = value.get("data"), value.get("error")
+    if info is not None and data is None and isinstance(error, dict):
+        data = {k: v for k, v in error.items() if k not in _ERROR_FIELDS} or None
+    return data, value.get("source"), info

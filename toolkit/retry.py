@@ -10,7 +10,6 @@ whole thing instant and repeatable.
 from __future__ import annotations
 
 import asyncio
-import functools
 import inspect
 import math
 from dataclasses import dataclass, field, replace
@@ -19,7 +18,7 @@ from typing import Any, Awaitable, Callable, Iterable
 from . import wording
 from .backoff import Backoff
 from .clock import Clock, get_clock
-from .results import INTERRUPTS, ErrorCode, ErrorInfo, PartialResult, classify_error, unwrap_envelope
+from .results import ErrorCode, ErrorInfo, PartialResult, classify_error, unwrap_envelope
 
 __all__ = [
     "Backoff", "RetryPolicy", "RetryBudget", "Attempt", "RetryOutcome", "call_tool_with_retry",
@@ -123,14 +122,6 @@ class RetryPolicy:
     def with_(self, **changes: Any) -> "RetryPolicy":
         """A copy with some fields changed."""
         return replace(self, **changes)
-
-    async def call(self, tool_fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> "RetryOutcome":
-        """`await policy.call(tool_fn, *args, **kwargs)`: call_tool_with_retry under this policy.
-
-        Every keyword goes to the tool (none is reserved), so a tool with a
-        parameter named max_retries or policy is called here.
-        """
-        return await retry_call(self, tool_fn, args, kwargs)
 
 
 @dataclass(slots=True)
@@ -253,12 +244,6 @@ async def _stop(tasks: set[asyncio.Future], clock: Clock) -> None:
         await asyncio.wait({grace})
 
 
-@functools.lru_cache(maxsize=16)
-def _default_policy(max_retries: int) -> RetryPolicy:
-    """The default policy for `max_retries`: a frozen value, built once rather than on every call."""
-    return RetryPolicy(max_retries=max_retries)
-
-
 def resolve_policy(max_retries: int | None = None, policy: RetryPolicy | None = None) -> RetryPolicy:
     """The policy a call runs under: `policy`, or RetryPolicy(max_retries=max_retries) (default 3).
 
@@ -269,8 +254,7 @@ def resolve_policy(max_retries: int | None = None, policy: RetryPolicy | None = 
         if max_retries is not None:
             raise ValueError(wording.max_retries_beside_policy(max_retries, "policy=RetryPolicy"))
         return policy
-    n = 3 if max_retries is None else max_retries
-    return _default_policy(n) if type(n) is int else RetryPolicy(max_retries=n)
+    return RetryPolicy(max_retries=3 if max_retries is None else max_retries)
 
 
 BudgetObserver = Callable[[str, int, int], None]
@@ -298,21 +282,11 @@ async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], /, 
     `on_attempt(attempt)` is called after every attempt (its exceptions
     propagate: it is your code). Every other keyword goes to the tool; a tool
     whose own parameters are named max_retries, policy, on_attempt or budget is
-    called with `policy.call(tool_fn, **kwargs)` or `retry_call`, which reserve no names.
+    called with `retry_call(policy, tool_fn, args, kwargs)`, which reserves no names.
     Raises ValueError for a max_retries that is not an int >= 0.
     """
     return await retry_call(resolve_policy(max_retries, policy), tool_fn, args, kwargs, on_attempt=on_attempt,
                             budget=budget)
-
-
-def is_awaitable(value: Any) -> bool:
-    """inspect.isawaitable that never raises (a value whose __class__ raises is not awaitable)."""
-    try:
-        return inspect.isawaitable(value)
-    except BaseException as exc:  # anything its __class__ raises (GeneratorExit too): a sync read, no cancellation
-        if isinstance(exc, INTERRUPTS):
-            raise
-        return False
 
 
 async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tuple = (),
@@ -344,16 +318,16 @@ async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tup
             timeout = remaining if timeout is None else min(timeout, remaining)
         try:
             value = tool_fn(*args, **kwargs)
-            if is_awaitable(value):
+            if inspect.isawaitable(value):
                 value = await (value if timeout is None else _race(value, timeout, clock))
-        except Exception as exc:  # BaseException (cancel, Ctrl-C, exit) is never caught
+            data, source, info = unwrap_envelope(value)  # a tool's {status, data, source, error}: opened here, once
+        except Exception as exc:  # the attempt failed, opening its value too; a BaseException is never caught here
             info = policy.classify(exc)
             value = data = source = None
         else:
-            data, source, info = unwrap_envelope(value)  # a tool's {status, data, source, error}: opened here, once
             if info is None:
                 end = clock.now()
-                attempt = Attempt(n, t0, end, "partial" if issubclass(type(value), PartialResult) else "ok")
+                attempt = Attempt(n, t0, end, "partial" if isinstance(value, PartialResult) else "ok")
                 attempts.append(attempt)
                 if on_attempt is not None:
                     on_attempt(attempt)

@@ -44,11 +44,13 @@ from decimal import Decimal
 from typing import Any, Mapping
 
 from .claims import written_numbers
+from .guard import PluginError, run_plugin
 from .knowledge import ToolKnowledge, knowledge_for, knowledge_for_data
 from .numbers import numbers_in_text, numbers_in_value
 from .numbers import supported as _supported
 from .readback import read_tool_content
-from .results import INTERRUPTS, ToolResult, safe_str
+from .redaction import safe_str
+from .results import ToolResult
 
 __all__ = ["AnswerCheck", "check_answer", "FAILURE_WORDS"]
 
@@ -151,28 +153,17 @@ def _required(answer: str, numbers: set[Decimal], data: Any, required: Mapping[s
             if key in data and not _mentions(answer, numbers, data[key])]
 
 
-def _rule_name(rule: Any) -> str:
-    try:
-        name = getattr(rule, "__name__", None)
-    except BaseException as exc:  # an object whose attributes raise (anything: GeneratorExit too)
-        if isinstance(exc, INTERRUPTS):
-            raise
-        name = None
-    return safe_str(name, 80) if isinstance(name, str) else type(rule).__name__
-
-
 def _rules(answer: str, data: Any, knowledge: ToolKnowledge) -> list[str]:
     """The tool's own answer rules; a rule that raises is reported, never raised."""
     if not isinstance(data, dict):
         return []
     problems: list[str] = []
     for rule in knowledge.answer_rules:
-        try:
-            problems += [safe_str(p, 300) for p in rule(answer, data) or ()]
-        except BaseException as exc:  # a rule's own GeneratorExit or CancelledError too: it runs inline
-            if isinstance(exc, INTERRUPTS):
-                raise
-            problems.append(f"答案规则 {_rule_name(rule)} 出错：{type(exc).__name__}: {safe_str(exc, 120)}")
+        name = safe_str(getattr(rule, "__name__", type(rule).__name__), 80)
+        try:  # a tool's answer rule is its author's code (a plug-in): its failure is one more mismatch
+            problems += run_plugin(name, lambda: [safe_str(p, 300) for p in rule(answer, data) or ()])
+        except PluginError as failed:
+            problems.append(f"答案规则 {name} 出错：{failed.detail}")
     return problems
 
 

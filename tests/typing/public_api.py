@@ -15,9 +15,9 @@ from toolkit import (Backoff, CircuitBreaker, ErrorCode, PartialResult, RetryBud
                      inject_faults, parse_tool_call, parse_tool_result, shrink_json, smart_truncate, use_clock)
 from toolkit.agent import AgentRun, run_agent
 from toolkit.clock import Clock
-from toolkit.hooks import BreakerState
+from toolkit.breaker import BreakerState
 from toolkit.results import ErrorInfo
-from toolkit.retry import Attempt, RetryOutcome
+from toolkit.retry import Attempt, RetryOutcome, retry_call
 from toolkit.truncate import Truncation, truncate_parts
 from toolkit.verify import AnswerCheck, check_answer
 from toolkit.wire import ToolCall
@@ -35,7 +35,7 @@ async def chapter_03() -> None:
     assert_type(outcome.attempts, "tuple[Attempt, ...]")
     policy = RetryPolicy(max_retries=2, backoff=Backoff(base=0.5, jitter="full"), attempt_timeout=5.0)
     assert_type(policy.backoff.schedule(3), "list[float]")
-    assert_type(await policy.call(search, query="x"), RetryOutcome)
+    assert_type(await retry_call(policy, search, (), {"query": "x"}), RetryOutcome)
     assert_type(classify_error(TimeoutError()), ErrorInfo)
     assert_type(ErrorCode.TIMEOUT == "TIMEOUT", bool)
 

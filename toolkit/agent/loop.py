@@ -48,9 +48,11 @@ from ..clock import get_clock
 from ..decisions import apply_decision, evaluate_tool_result
 from ..executor import ToolExecutor
 from ..messages import decision_for_model, format_tool_message
-from ..plugins import MESSAGE_FIELDS_CHARS, is_awaitable, own_failure, plugin_message
+from ..guard import PluginError, run_plugin
+from ..plugins import MESSAGE_FIELDS_CHARS, plugin_message
+from ..redaction import redact, safe_str
 from ..registry import ToolRegistry
-from ..results import FATAL, RETRYABLE, ErrorCode, ToolResult, redact, safe_str
+from ..results import FATAL, RETRYABLE, ErrorCode, ToolResult
 from ..retention import OutputBudget
 from ..safety import redact_value
 from ..task_context import TaskContext, split_steps, with_task_context
@@ -193,17 +195,14 @@ def _takes_next_step(plugin: Callable[..., Any]) -> bool:
     """Whether the plug-in has a `next_step` parameter (one whose signature cannot be read has not)."""
     try:
         return "next_step" in inspect.signature(plugin).parameters
-    except BaseException as exc:  # a plug-in object whose __signature__ raises anything: it runs inline
-        if not own_failure(exc):
-            raise
+    except (TypeError, ValueError):  # a builtin or a callable object without a signature
         return False
 
 
-def _plugin_failure(plugin: str, exc_or_text: Any, result: ToolResult) -> ToolResult:
-    """The error result the model gets instead, when the plug-in `plugin` failed on `result`."""
-    why = (f"{type(exc_or_text).__name__}: {safe_str(exc_or_text, 200)}" if isinstance(exc_or_text, BaseException)
-           else safe_str(exc_or_text, 200))
-    return ToolResult(result.name, None, f"插件 {plugin} 出错（{why}），工具 {result.name} 的结果无法交给模型",
+def _plugin_failure(failed: PluginError, result: ToolResult) -> ToolResult:
+    """The error result the model gets instead, when a plug-in failed on `result`."""
+    return ToolResult(result.name, None,
+                      f"插件 {failed.plugin} 出错（{failed.detail}），工具 {result.name} 的结果无法交给模型",
                       error_type=FATAL, error_code=ErrorCode.PLUGIN_ERROR, attempts=result.attempts, truncated=False,
                       call_id=result.call_id,
                       started_at=result.started_at, duration_ms=result.duration_ms, args_summary=result.args_summary)
@@ -369,21 +368,24 @@ class _Loop(ApprovalGate):
         if self.evaluate is None:
             return result, None
         try:
-            if _takes_next_step(self.evaluate):
-                decision = call_plugin(self.evaluate, result, self.run_record.question, next_step=self._step_after())
-            else:
-                decision = call_plugin(self.evaluate, result, self.run_record.question)
-            if not isinstance(decision, dict):
-                raise TypeError(f"evaluate 应返回 dict，实际返回了 {type(decision).__name__}")
-            decision = dict(dict.items(decision))  # a plain copy: a dict subclass's own methods are not called again
-        except BaseException as exc:
-            if not own_failure(exc):
-                raise
-            self.run_record.decisions.append({"action": "plugin_error", "tool": result.name,
-                                              "message": safe_str(exc, 200)})
-            return _plugin_failure("evaluate", exc, result), None
+            decision, presented = run_plugin("evaluate", lambda: self._evaluated(result))
+        except PluginError as failed:
+            why = safe_str(failed.raised, 200) if failed.raised is not None else failed.detail
+            self.run_record.decisions.append({"action": "plugin_error", "tool": result.name, "message": why})
+            return _plugin_failure(failed, result), None
         self.run_record.decisions.append({"tool": result.name, **decision})
-        return apply_decision(result, decision, self.executor.result_max_chars), decision
+        return presented, decision
+
+    def _evaluated(self, result: ToolResult) -> tuple[dict, ToolResult]:
+        """The evaluate plug-in's decision (a plain dict copy), and the result as the loop acts on it."""
+        if _takes_next_step(self.evaluate):
+            decision = call_plugin(self.evaluate, result, self.run_record.question, next_step=self._step_after())
+        else:
+            decision = call_plugin(self.evaluate, result, self.run_record.question)
+        if not isinstance(decision, dict):
+            raise TypeError(f"evaluate 应返回 dict，实际返回了 {type(decision).__name__}")
+        decision = dict(decision)
+        return decision, apply_decision(result, decision, self.executor.result_max_chars)
 
     def _step_after(self) -> str | None:
         """The task's step after the one this result answers (None without a context, or at the last step)."""
@@ -395,14 +397,13 @@ class _Loop(ApprovalGate):
         format_message plug-in's, when it gives a usable one, checked like tool output; the decision is added to
         a plug-in's message too, by toolkit.plugins.plugin_message, so it reaches the model whatever formats it)."""
         if self.format_message is not None:
+            budget = self.executor.result_max_chars + MESSAGE_FIELDS_CHARS
             try:
-                message = call_plugin(self.format_message, result.name, call_id, result)
-                budget = self.executor.result_max_chars + MESSAGE_FIELDS_CHARS
-                return plugin_message(message, call_id, budget, decision_for_model(decision)), result
-            except BaseException as exc:
-                if not own_failure(exc):
-                    raise
-                result, decision = _plugin_failure("format_message", exc, result), None
+                return run_plugin("format_message", lambda: plugin_message(
+                    call_plugin(self.format_message, result.name, call_id, result), call_id, budget,
+                    decision_for_model(decision))), result
+            except PluginError as failed:
+                result, decision = _plugin_failure(failed, result), None
         return format_tool_message(result.name, call_id, result, decision=decision), result
 
     def _append_tool_message(self, turn: int, call: ToolCall, result: ToolResult) -> None:
@@ -428,12 +429,10 @@ class _Loop(ApprovalGate):
     def _check(self) -> None:
         record = self.run_record
         try:
-            record.check = call_plugin(self.check, record.answer, list(record.tool_results))
-        except BaseException as exc:
-            if not own_failure(exc):
-                raise
+            record.check = run_plugin("check", lambda: call_plugin(self.check, record.answer, list(record.tool_results)))
+        except PluginError as failed:
             record.check = None
-            record.error = f"插件 check 出错：{type(exc).__name__}: {safe_str(exc, 200)}"
+            record.error = f"插件 check 出错：{failed.detail}"
 
 
 def _canonical_arguments(call: ToolCall) -> str:

@@ -15,7 +15,7 @@ import random
 from typing import Any
 
 from ..clearing import tool_results
-from ..results import safe_str
+from ..redaction import safe_str
 from ._core import Fail, Raised, probe
 
 TOOLS = ("query_orders", "read_more", "get_weather", "send_notice")

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..results import safe_str
+from ..redaction import safe_str
 from .errors import BadModelReply
 
 __all__ = ["ModelReply", "read_reply", "BadModelReply"]

@@ -34,7 +34,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
 from ..registry import Tool, ToolRegistry
-from ..results import ErrorCode, safe_str
+from ..results import ErrorCode
+from ..redaction import safe_str
 from ..schemas import SCHEMA_CHECK_SECONDS
 from .results import APPROVAL_META, KIND_META, envelope_from_result, error_envelope
 

@@ -21,7 +21,8 @@ import json
 from typing import Any
 
 from .. import wording
-from ..results import ErrorCode, safe_str
+from ..results import ErrorCode
+from ..redaction import safe_str
 from ..schemas import SCHEMA_CHECK_SECONDS, SchemaTooSlow, schema_problem, schema_validator
 
 __all__ = ["APPROVAL_META", "ERROR_META", "KIND_META", "INVALID_STRUCTURED_CONTENT", "envelope_from_result", "error_envelope", "block_value"]

@@ -114,7 +114,7 @@ class AgentPanel(RunPanel):
                                    executor=ToolExecutor(registry=registry), max_turns=turns,
                                    check=answer_check(question))
             rows = [_shown(row) for row in record.rows()]
-        except BaseException as exc:
+        except BaseException as exc:  # not a guard: the panel's run boundary marks the run failed, then re-raises
             self._fail(generation, exc, self.summary)
             raise
         finally:

@@ -18,7 +18,8 @@ from typing import Any
 
 
 from ...readback import read_tool_content
-from ...results import ErrorCode, safe_str
+from ...results import ErrorCode
+from ...redaction import safe_str
 from .honest import Reply, call, honest_reply
 from .planning import Step, plan, step_for
 from .rendering import TAG, answer_from_results, render_reading
