@@ -511,7 +511,7 @@ def test_schema_validator_is_built_once_per_tool():
     tool = registry.get("weather")
     assert registry.check_arguments(tool, {"city": "上海"}) == ({"city": "上海"}, None)
     first = registry._validator(tool)
-    assert registry.check_arguments(tool, {"city": 1})[1].code == "INVALID_ARGUMENTS"
+    assert registry.check_arguments(tool, {"city": 1})[1].error_code == "INVALID_ARGUMENTS"
     assert registry._validator(tool) is first
     registry.register(lambda city: city, name="weather", parameters={"type": "object"})  # replaced
     assert registry._validator(registry.get("weather")) is not first

@@ -268,7 +268,7 @@ def check_schema_pattern(pattern: str, unit: str, n: int, as_key: bool) -> None:
     args, problem = registry.check_arguments(registry.get("p"), {text: 1} if as_key else {"s": text})
     assert (args is None) != (problem is None)
     if problem is not None:
-        assert problem.code in ("INVALID_ARGUMENTS", "BAD_TOOL_SCHEMA") and KEY not in problem.message
+        assert problem.error_code in ("INVALID_ARGUMENTS", "BAD_TOOL_SCHEMA") and KEY not in problem.message
     if n < 20 and pattern in (r"\s+$", r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$", r"(?i)^ab+c?$"):  # re is quick on these
         assert (problem is None) == bool(re.search(pattern, text))
 
@@ -333,7 +333,7 @@ def check_classify_error(exc: BaseException) -> None:
     """Every exception gets a kind, a code and a readable message; never a raise, never a key."""
     info = classify_error(exc)
     assert info.error_type in ("retryable", "fatal")
-    assert isinstance(info.code, str) and info.code
+    assert isinstance(info.error_code, str) and info.error_code
     assert isinstance(info.message, str) and info.message
     assert KEY not in info.message
     assert info.retry_after is None or (info.retry_after >= 0 and not math.isnan(info.retry_after))

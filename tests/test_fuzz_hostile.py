@@ -219,7 +219,8 @@ def check_executor_plugins(which: str, behaviour: tuple, is_async: bool, value: 
     with use_clock(SimulatedClock(seed=0)):
         result = asyncio.run(executor.execute(slow if which == "retry" else (lambda: value), "t"))
     _assert_result(result, budget, plugin=which != "retry")
-    called = which != "truncate" or (type(value) is str and len(value) > budget)
+    # a record whose store closed fails as the tool's value is opened (its envelope read): no plug-in runs after
+    called = (which != "truncate" or (type(value) is str and len(value) > budget)) and type(value) is not LazyRecord
     if behaviour[0] == "raise" and called:
         assert result.error_code == "PLUGIN_ERROR" and which in result.error
     if behaviour[0] == "cancel itself" and which == "retry":  # its own task: its failure, not the caller's

@@ -325,7 +325,7 @@ def test_a_catastrophic_schema_pattern_does_not_explode_on_the_models_argument(p
         small, large = _fastest(check(16)), _fastest(check(22))
         assert large / small < 8, (field, small, large)
         _, error = check(4000)()  # the longest a pattern is applied to, at once
-        assert error is not None and error.code == ErrorCode.INVALID_ARGUMENTS
+        assert error is not None and error.error_code == ErrorCode.INVALID_ARGUMENTS
 
 
 @pytest.mark.parametrize("pattern, unit", [(r"\s+$", " "), (r"[a-z]+@[a-z]+\.com", "a"), (r"(\d+)-\d+x", "1"),
@@ -343,10 +343,10 @@ def test_the_pattern_is_applied_to_at_most_4096_characters():
     registry, tool = _pattern_registry(r"^[a-z]+$")
     assert registry.check_arguments(tool, {"s": "a" * PATTERN_MAX_CHARS}) == ({"s": "a" * PATTERN_MAX_CHARS}, None)
     _, error = registry.check_arguments(tool, {"s": "a" * (PATTERN_MAX_CHARS + 1)})
-    assert error.code == ErrorCode.INVALID_ARGUMENTS and "4096" in error.message and "超过" in error.message
+    assert error.error_code == ErrorCode.INVALID_ARGUMENTS and "4096" in error.message and "超过" in error.message
     registry, tool = _pattern_registry(r"^x$", key_pattern=r"^k")
     _, error = registry.check_arguments(tool, {"k" * 5000: 1})
-    assert error.code == ErrorCode.INVALID_ARGUMENTS
+    assert error.error_code == ErrorCode.INVALID_ARGUMENTS
 
 
 @pytest.mark.parametrize("pattern, why", [(r"^(a)\1$", "反向引用"), (r"^(?=a)", "环视"), (r"(?<!a)b", "环视"),
@@ -355,7 +355,7 @@ def test_the_pattern_is_applied_to_at_most_4096_characters():
 def test_a_pattern_no_linear_engine_can_run_is_a_bad_tool_schema_saying_why(pattern, why):
     registry, tool = _pattern_registry(pattern)
     _, error = registry.check_arguments(tool, {"s": "a"})
-    assert error.code == ErrorCode.BAD_TOOL_SCHEMA and why in error.message
+    assert error.error_code == ErrorCode.BAD_TOOL_SCHEMA and why in error.message
 
 
 def test_the_course_tools_patterns_still_read_dates_and_words():
@@ -397,17 +397,17 @@ def test_the_linear_matcher_agrees_with_re_search(pattern, text):
 def test_pattern_properties_and_additional_properties_keep_their_meaning():
     registry, tool = _pattern_registry(r"^[a-z]+$", key_pattern=r"^n_\d+$")
     assert registry.check_arguments(tool, {"s": "abc", "n_1": 3})[1] is None
-    assert registry.check_arguments(tool, {"n_1": "x"})[1].code == ErrorCode.INVALID_ARGUMENTS  # not an integer
+    assert registry.check_arguments(tool, {"n_1": "x"})[1].error_code == ErrorCode.INVALID_ARGUMENTS  # not an integer
     assert "不允许的参数名" in registry.check_arguments(tool, {"other": 1})[1].message
     assert "不符合格式" in registry.check_arguments(tool, {"s": "ABC"})[1].message
     nested = Tool("n", lambda **kw: kw, "嵌套", {"type": "object", "properties": {"rows": {"type": "array", "items": {
         "type": "object", "propertyNames": {"pattern": r"^(a+)+$"}}}}})
     registry = ToolRegistry([nested])
     _, error = registry.check_arguments(nested, {"rows": [{"a" * 40 + "!": 1}]})
-    assert error.code == ErrorCode.INVALID_ARGUMENTS
+    assert error.error_code == ErrorCode.INVALID_ARGUMENTS
     both = Tool("u", lambda **kw: kw, "两者", {"type": "object", "patternProperties": {"^a": {}},
                                              "unevaluatedProperties": False})
-    assert ToolRegistry([both]).check_arguments(both, {"a": 1})[1].code == ErrorCode.BAD_TOOL_SCHEMA
+    assert ToolRegistry([both]).check_arguments(both, {"a": 1})[1].error_code == ErrorCode.BAD_TOOL_SCHEMA
 
 
 # --- asyncio.run and a result whose repr raises -------------------------------------------------------------------

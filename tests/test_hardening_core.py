@@ -496,7 +496,7 @@ def test_a_long_agent_run_keeps_full_outputs_within_the_byte_budget():
     assert (first.artifact_released.where, first.artifact_released.reason) == ("run", "budget")
     assert str(first.artifact_released).startswith("完整输出（约 1.0 MB）已从本次运行的 tool_results（AgentRun）中释放")
     assert first.data and first.truncated  # what the model read stays
-    assert executor.read_output(run.tool_results[-1].result_id)["status"] == "ok"  # read_more reads the history
+    assert executor.read_artifact(run.tool_results[-1].result_id)["status"] == "ok"  # read_more reads the history
 
 
 def test_a_run_keeps_no_output_over_a_quarter_of_the_budget_and_repeats_keep_none():
@@ -554,18 +554,18 @@ def test_a_kept_output_is_readable_slice_by_slice_and_a_released_one_says_so():
     assert last.truncated and len(last.data) < 8000
     text, offset = "", 0
     while offset is not None:
-        answer = executor.read_output(last.result_id, offset, 300_000)
+        answer = executor.read_artifact(last.result_id, offset, 300_000)
         assert answer["status"] == "ok" and answer["data"]["result_id"] == last.result_id
         text, offset = text + answer["data"]["text"], answer["data"]["next_offset"]
     assert text == last.artifact and answer["data"]["total_chars"] == len(last.artifact)
-    released = executor.read_output(results[1].result_id)  # 2..6 in the history, the newest four kept
+    released = executor.read_artifact(results[1].result_id)  # 2..6 in the history, the newest four kept
     assert released["error"]["code"] == "OUTPUT_RELEASED" and "已从执行器的历史中释放" in released["error"]["message"]
-    evicted = executor.read_output(results[0].result_id)
+    evicted = executor.read_artifact(results[0].result_id)
     assert evicted["error"]["code"] == "OUTPUT_RELEASED" and "最近 5 个结果" in evicted["error"]["message"]
     for bad, code in ((999, "UNKNOWN_RESULT"), ("1", "UNKNOWN_RESULT"), (True, "UNKNOWN_RESULT")):
-        assert executor.read_output(bad)["error"]["code"] == code
-    assert executor.read_output(last.result_id, -1)["error"]["code"] == "BAD_OFFSET"
-    assert executor.read_output(last.result_id, 10 ** 9)["error"]["code"] == "BAD_OFFSET"
+        assert executor.read_artifact(bad)["error"]["code"] == code
+    assert executor.read_artifact(last.result_id, -1)["error"]["code"] == "BAD_OFFSET"
+    assert executor.read_artifact(last.result_id, 10 ** 9)["error"]["code"] == "BAD_OFFSET"
 
 
 def test_a_read_more_tool_pages_through_a_cut_structured_result():
@@ -574,7 +574,7 @@ def test_a_read_more_tool_pages_through_a_cut_structured_result():
 
     def read_more(result_id: int, offset: int = 0) -> dict:
         """读取一个被截断的结果的下一段"""
-        return executor.read_output(result_id, offset, 600)  # a slice the model's budget holds whole
+        return executor.read_artifact(result_id, offset, 600)  # a slice the model's budget holds whole
 
     executor.registry.register(lambda: records, name="query", description="查询", kind="query")
     executor.registry.register(read_more)

@@ -333,7 +333,7 @@ def test_no_read_more_offset_shows_a_secret_the_first_view_masked() -> None:
     executor = ToolExecutor(result_max_chars=300)
     result = asyncio.run(executor.execute(lambda: records, "dump"))
     assert secret not in json.dumps(result.data)
-    total = executor.read_output(result.result_id)["data"]["total_chars"]
+    total = executor.read_artifact(result.result_id)["data"]["total_chars"]
     for offset in range(total):
-        page = executor.read_output(result.result_id, offset, 100)["data"]["text"]
+        page = executor.read_artifact(result.result_id, offset, 100)["data"]["text"]
         assert secret[:6] not in page, (offset, page)

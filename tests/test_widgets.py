@@ -116,7 +116,7 @@ def test_moving_a_fault_slider_changes_the_next_run():
     panel.rate_sliders["rate_limit"].value = 50  # percent
     panel.run()
     assert attempts_of(panel) > before and panel.png["timeline"] != before_png
-    waits = [a.wait_after for r in panel.results for a in r.trace if a.code == "RATE_LIMITED" and a.wait_after]
+    waits = [a.wait_after for r in panel.results for a in r.trace if a.error_code == "RATE_LIMITED" and a.wait_after]
     assert waits and min(waits) >= 2.0  # every backoff honoured Retry-After
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping, Required, TypedDict
 
 from .fitting import fit_and_redact
 from .knowledge import knowledge_for
@@ -24,13 +24,34 @@ from .redaction import safe_str
 from .results import FATAL, RETRYABLE, ErrorCode, ToolResult
 from .shrink import exceeds
 
-__all__ = ["evaluate_tool_result", "apply_decision", "suggestion_for", "ACTIONS", "LONG_RESULT_CHARS"]
+__all__ = ["Decision", "Action", "evaluate_tool_result", "apply_decision", "suggestion_for", "ACTIONS", "SUGGESTIONS",
+           "LONG_RESULT_CHARS"]
 
-ACTIONS = ("present_directly", "retry_with_broader_query", "summarize_and_present",
-           "retry", "report_error", "present_partial", "present_broadened", "call_more_tools")
+Action = Literal["present_directly", "retry_with_broader_query", "summarize_and_present", "retry", "report_error",
+                 "present_partial", "present_broadened", "call_more_tools"]
+ACTIONS: tuple[Action, ...] = ("present_directly", "retry_with_broader_query", "summarize_and_present",
+                               "retry", "report_error", "present_partial", "present_broadened", "call_more_tools")
 LONG_RESULT_CHARS = 5000
 
-_SUGGESTIONS: dict[str, str] = {
+
+class Decision(TypedDict, total=False):
+    """What evaluate_tool_result decides about one result: a plain dict, typed. `action`, `message` (for a
+    person) and `suggestion` (for the model) are always there; the other keys come with the actions that use
+    them. An evaluate plug-in may return any dict with an "action"; the loop reads "action" and "suggestion"."""
+
+    action: Required[Action]
+    message: Required[str]
+    suggestion: Required[str]
+    data: Any                # what is presented: present_directly, present_partial, present_broadened,
+                             # summarize_and_present (the summary), call_more_tools
+    missing: str | None      # present_partial: what did not arrive
+    error_type: str          # retry, report_error
+    error_code: str | None   # report_error
+    attempts: int            # retry: how many attempts the executor made
+    dropped: str             # present_broadened: the conditions the program dropped, in words
+    next_step: str           # call_more_tools: the task's step still to do
+
+SUGGESTIONS: dict[str, str] = {
     ErrorCode.PERMISSION_DENIED: "请用户授权或换一个有权限的操作，不要自行猜测权限",
     ErrorCode.FORBIDDEN: "请用户授权或换一个有权限的操作，不要自行猜测权限",
     ErrorCode.UNAUTHORIZED: "请用户检查 API Key 等凭据配置",
@@ -49,7 +70,7 @@ def suggestion_for(tool_name: str, code: str) -> str:
     """What to do about error `code` of tool `tool_name`: the tool's own suggestion (its ToolKnowledge)
     first, then the toolkit's general one, then a default."""
     own = knowledge_for(tool_name).suggestions.get(code)
-    return own or _SUGGESTIONS.get(code, "向用户解释失败原因并建议替代方案，不要编造结果")
+    return own or SUGGESTIONS.get(code, "向用户解释失败原因并建议替代方案，不要编造结果")
 
 
 def _is_empty(data: Any) -> bool:
@@ -87,10 +108,10 @@ def _conditions(dropped: Any) -> str:
 
 
 def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = LONG_RESULT_CHARS, *,
-                         next_step: str | None = None, broadened_from: Mapping | None = None) -> dict:
+                         next_step: str | None = None, broadened_from: Mapping | None = None) -> Decision:
     """Choose the next step for `result` of a tool called to answer `user_query`.
 
-    Returns {"action", "message", "suggestion", ...}: action is one of ACTIONS.
+    Returns a Decision {"action", "message", "suggestion", ...}: action is one of ACTIONS.
     Failures are split by error_type (retryable vs fatal), a partial result is
     presented with what is missing, and a long result is summarize_and_present:
     one the executor cut (`result.truncated`) with its data as it is, the budgeted
@@ -146,7 +167,7 @@ def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = 
             "suggestion": f"直接依据结果回答：{query}"}
 
 
-def apply_decision(result: ToolResult, decision: Any, max_chars: int) -> ToolResult:
+def apply_decision(result: ToolResult, decision: Mapping[str, Any], max_chars: int) -> ToolResult:
     """The result as `decision` presents it to the model (the agent loop acting on a decision).
 
     present_directly on a partial result: shown as a complete success (what is missing is no longer

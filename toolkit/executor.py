@@ -144,7 +144,7 @@ class ToolExecutor:
         if self.breaker is not None:
             allowed, trial = self._breaker_allows(name, call_id, start)
             if not allowed:
-                self._emit(ToolEvent("breaker_reject", name, call_id, start, code=ErrorCode.CIRCUIT_OPEN,
+                self._emit(ToolEvent("breaker_reject", name, call_id, start, error_code=ErrorCode.CIRCUIT_OPEN,
                                      fallback=fallback))
                 if fallback is not None:
                     return None
@@ -185,14 +185,14 @@ class ToolExecutor:
             error, error_type = wording.partial_missing(missing), PARTIAL
         elif error is not None:
             assert info is not None  # the retry loop (or the retry plug-in's check) classified the failure
-            error, error_type, code = redact(error), info.error_type, info.code
+            error, error_type, code = redact(error), info.error_type, info.error_code
         failed = error_type not in (None, PARTIAL)
         # the one budget pass: ToolResult.data is what the model reads, nobody fits it again
         data, truncated = (None, False) if failed and raw is None else self._fit(raw, None if failed else kind)
         return ToolResult(name, data, error, (get_clock().now() - start) * 1000.0, error_type,
-                          attempts=len(outcome.attempts), error_code=code, missing=missing, truncated=truncated,
+                          attempts=outcome.attempts, error_code=code, missing=missing, truncated=truncated,
                           artifact=raw, call_id=call_id, started_at=start, args_summary=summary, note=note,
-                          trace=outcome.attempts, source=outcome.source, result_id=self.records.next_id())
+                          trace=outcome.trace, source=outcome.source, result_id=self.records.next_id())
 
     def _fit(self, value: Any, kind: ToolKind | None) -> tuple[Any, bool]:
         """(ToolResult.data, truncated) for `value`: the toolkit's fit_and_redact, or the parse / truncate
@@ -216,10 +216,10 @@ class ToolExecutor:
         now = get_clock().now()
         if outcome is None:
             info = classify_error(exc)
-            trace: tuple[Attempt, ...] = (Attempt(1, start, now, "error", info.error_type, info.code, info.message),)
-            error, error_type, code = info.message, info.error_type, info.code
+            trace: tuple[Attempt, ...] = (Attempt(1, start, now, "error", info.error_type, info.error_code, info.message),)
+            error, error_type, code = info.message, info.error_type, info.error_code
         else:
-            trace = outcome.attempts
+            trace = outcome.trace
             error = wording.unreadable_output(f"{type(exc).__name__}: {safe_str(exc, 200)}")
             error_type, code = FATAL, ErrorCode.UNKNOWN
         return ToolResult(name, None, error, (now - start) * 1000.0, error_type, attempts=len(trace),
@@ -231,9 +231,9 @@ class ToolExecutor:
         """The error ToolResult for a plug-in that failed or returned the wrong type."""
         return ToolResult(
             name, None, exc.message, (get_clock().now() - start) * 1000.0, FATAL,
-            len(outcome.attempts) if outcome is not None else 1, ErrorCode.PLUGIN_ERROR, truncated=False,
+            outcome.attempts if outcome is not None else 1, ErrorCode.PLUGIN_ERROR, truncated=False,
             call_id=call_id, started_at=start, args_summary=summary, note=f"plug-in: {exc.plugin}",
-            trace=outcome.attempts if outcome is not None else (),
+            trace=outcome.trace if outcome is not None else (),
             source=outcome.source if outcome is not None else None, result_id=self.records.next_id())
 
     def _breaker_allows(self, name: str, call_id: str | None, now: float) -> tuple[bool, bool]:
@@ -271,7 +271,7 @@ class ToolExecutor:
 
         def on_attempt(attempt: Attempt) -> None:
             self._emit(ToolEvent("attempt_end", name, call_id, attempt.end, attempt.number, attempt.outcome,
-                                 attempt.error_type, attempt.code, record=attempt))
+                                 attempt.error_type, attempt.error_code, record=attempt))
             if attempt.wait_after > 0:
                 self._emit(ToolEvent("wait", name, call_id, attempt.end, attempt.number, wait=attempt.wait_after))
 
@@ -345,7 +345,7 @@ class ToolExecutor:
         if problem is not None:
             refused = ToolCall(call.id, fallback.name, call.arguments)
             why = wording.fallback_refused(tool.name, fallback.name, problem.message, circuit_open)
-            return self._refuse(refused, ErrorInfo(problem.error_type, problem.code, why))
+            return self._refuse(refused, ErrorInfo(problem.error_type, problem.error_code, why))
         note = (wording.fallback_note if circuit_open else wording.fallback_unavailable_note)(tool.name, fallback.name)
         assert checked is not None
         result = await self._execute(fallback.fn, fallback.name, (), checked, call_id=call.id, kind=fallback.kind,
@@ -355,7 +355,7 @@ class ToolExecutor:
 
     def _refuse(self, call: ToolCall, info: ErrorInfo) -> ToolResult:
         return self._finish(ToolResult(call.name or "(unknown)", None, info.message, error_type=info.error_type,
-                                       error_code=info.code, attempts=0, truncated=False, call_id=call.id,
+                                       error_code=info.error_code, attempts=0, truncated=False, call_id=call.id,
                                        started_at=get_clock().now(), args_summary=safe_str(call.arguments, 200),
                                        result_id=self.records.next_id()))
 
@@ -392,11 +392,11 @@ class ToolExecutor:
         """Write the audit log as JSON Lines to an open text file; returns the line count."""
         return self.records.export_jsonl(file, task_id)
 
-    def read_output(self, result_id: Any, offset: Any = 0, max_chars: int = 2000) -> dict:
+    def read_artifact(self, result_id: Any, offset: Any = 0, max_chars: int = 2000) -> dict:
         """`max_chars` characters of the full output of result `result_id` (ToolResult.result_id) from `offset`,
         as a tool envelope a tool can return to the model as it is; a released or unknown one answers with an
-        error saying so (toolkit.audit.CallRecords.read_output). Never raises."""
-        return self.records.read_output(result_id, offset, max_chars)
+        error saying so (toolkit.audit.CallRecords.read_artifact). Never raises."""
+        return self.records.read_artifact(result_id, offset, max_chars)
 
     def reset(self) -> None:
         """Forget history, kept outputs and statistics."""
@@ -414,5 +414,6 @@ def _release_frames(exc: BaseException) -> None:
 
 
 def _args_summary(args: tuple, kwargs: dict) -> str:
+    """The call's arguments as short, redacted text for the history and the audit log ("" for none)."""
     parts = [safe_str(a, 80) for a in args] + [f"{safe_str(k, 40)}={safe_str(v, 80)}" for k, v in kwargs.items()]
-    return safe_str(", ".join(parts), 200)
+    return safe_str(", ".join(parts), 200) if parts else ""

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from .redaction import safe_str
 from .safety import redact_value
-from .shrink import _shrink, bytes_text, clean_text, dumps, omitted_notes, shrink_json
+from .shrink import bytes_text, clean_text, dumps, fit_json, omitted_notes, shrink_json
 from .truncate import smart_truncate
 
 __all__ = ["fit_for_model", "fit_and_redact", "is_records", "ToolKind"]
@@ -68,7 +68,7 @@ def _query_summary(records: list, max_chars: int) -> dict:
     for k in (20, 10, 5, 3, 1, 0):  # as many whole rows as fit unshrunk
         summary["rows"] = records[:k]
         summary["rows_shown"] = min(k, n)
-        if not _shrink(summary, max_chars)[1]:
+        if not fit_json(summary, max_chars)[1]:
             break
     return summary
 
@@ -120,11 +120,11 @@ def _fit(value: Any, max_chars: int, kind: ToolKind | None) -> tuple[Any, bool]:
         text = _parse_text(value, max_chars)
         return text, len(text) != len(value) or text != value
     if kind == "query" and is_records(value) and len(value) > 1:
-        shrunk_value, shrunk = _shrink(value, max_chars)
+        shrunk_value, shrunk = fit_json(value, max_chars)
         if shrunk:
             return shrink_json(_query_summary(value, max_chars), max_chars), True
         return shrunk_value, False
-    return _shrink(value, max_chars)
+    return fit_json(value, max_chars)
 
 
 def _parse_text(text: str, budget: int) -> str:

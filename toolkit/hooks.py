@@ -8,17 +8,17 @@ kind               when, and the fields it fills
 =================  ==================================================================
 attempt_start      attempt number `attempt` begins
 attempt_end        it ended: `outcome` "ok" / "partial" / "error" / "timeout",
-                   `error_type` and `code` on failure, `record` the Attempt
+                   `error_type` and `error_code` on failure, `record` the Attempt
 wait               a backoff of `wait` seconds follows attempt `attempt`
 call_end           the call is finished: `result` its ToolResult, `outcome` its
-                   status, `attempt` the attempt count, `error_type` / `code`
+                   status, `attempt` the attempt count, `error_type` / `error_code`
 breaker_state      the tool's circuit changed: `previous` -> `state`, each
                    "closed" / "open" / "half_open"; on opening, `wait` is the
                    cool-down in seconds. closed -> open after the failure that
                    reaches the threshold; open -> half_open when the first call
                    after the cool-down is let through as the trial; half_open ->
                    closed (the trial got an answer) or -> open (it failed again)
-breaker_reject     the breaker refused a call (`code` CIRCUIT_OPEN); `fallback`
+breaker_reject     the breaker refused a call (`error_code` CIRCUIT_OPEN); `fallback`
                    names the tool that answers instead, or None (it failed fast)
 budget_withdraw    a retry took `cost` tokens from the retry budget; `tokens`
                    are left (`attempt` is the attempt that failed)
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from .results import ToolResult
     from .retry import Attempt
 
-__all__ = ["ToolEvent", "EventKind", "BreakerState", "Hook", "HookError", "call_hooks"]
+__all__ = ["ToolEvent", "EventKind", "Hook", "HookError", "call_hooks"]
 
 EventKind = Literal["attempt_start", "attempt_end", "wait", "call_end", "breaker_state", "breaker_reject",
                     "budget_withdraw", "budget_refund", "budget_deny"]
@@ -68,7 +68,7 @@ class ToolEvent:
     attempt: int = 0
     outcome: str | None = None
     error_type: str | None = None
-    code: str | None = None
+    error_code: str | None = None
     wait: float = 0.0
     result: "ToolResult | None" = None
     record: "Attempt | None" = None

@@ -47,7 +47,7 @@ def _as_result(tool_name: str, result: Any) -> ToolResult:
                        error_code=redact_value(result.error_code))
     if isinstance(result, BaseException):
         info = classify_error(result)
-        return ToolResult(tool_name, None, info.message, error_type=info.error_type, error_code=info.code,
+        return ToolResult(tool_name, None, info.message, error_type=info.error_type, error_code=info.error_code,
                           truncated=False)
     if isinstance(result, PartialResult):  # what arrived is data; the model must also see what is missing
         missing = safe_str(result.missing)
@@ -57,7 +57,7 @@ def _as_result(tool_name: str, result: Any) -> ToolResult:
     raw, source, info = unwrap_envelope(result)  # a tool's own {status, data, source, error}, opened once
     data, truncated = fit_and_redact(raw, RAW_MAX_CHARS)
     if info is not None:
-        return ToolResult(tool_name, data, info.message, error_type=info.error_type, error_code=info.code,
+        return ToolResult(tool_name, data, info.message, error_type=info.error_type, error_code=info.error_code,
                           truncated=truncated, artifact=raw, source=source)
     return ToolResult(tool_name, data, truncated=truncated, artifact=raw, source=source)
 

@@ -130,7 +130,7 @@ def _with_missing(missing: Any, data: Any, budget: int, kind: ToolKind | None, s
 def _parse(result: Any, budget: int, kind: ToolKind | None, style: str) -> str:
     if isinstance(result, BaseException):
         info = classify_error(result)
-        return _cut(_error_text(info.code, info.message, info.error_type), budget)
+        return _cut(_error_text(info.error_code, info.message, info.error_type), budget)
     if isinstance(result, ToolResult):
         if result.status == "error":
             return _cut(_error_text(result.error_code, safe_str(result.error), result.error_type), budget)
@@ -141,7 +141,7 @@ def _parse(result: Any, budget: int, kind: ToolKind | None, style: str) -> str:
         return _with_missing(result.missing, result.data, budget, kind, style)
     envelope = error_from_envelope(result)
     if envelope is not None:
-        return _cut(_error_text(envelope.code, envelope.message, envelope.error_type), budget)
+        return _cut(_error_text(envelope.error_code, envelope.message, envelope.error_type), budget)
     if style == "markdown" and is_records(result):
         table = to_markdown_table(result)
         if len(table) <= budget:

@@ -138,8 +138,8 @@ class _Counted:
         if info is None:
             attempt = Attempt(n, t0, get_clock().now(), "partial" if isinstance(value, PartialResult) else "ok")
         else:
-            attempt = Attempt(n, t0, get_clock().now(), "timeout" if info.code == ErrorCode.TIMEOUT else "error",
-                              info.error_type, info.code, info.message)
+            attempt = Attempt(n, t0, get_clock().now(), "timeout" if info.error_code == ErrorCode.TIMEOUT else "error",
+                              info.error_type, info.error_code, info.message)
         self.attempts.append(attempt)
         if self.on_end is not None:
             self.on_end(attempt)
@@ -227,8 +227,8 @@ def _outcome(counted: "_Counted", value: Any, start: float) -> RetryOutcome:
             found = classify_error(counted.last_exception)
         else:
             found = opened or ErrorInfo(FATAL, ErrorCode.TOOL_ERROR, error)
-        info = ErrorInfo(found.error_type, found.code, error, found.retry_after)
-    return RetryOutcome(result, error, attempts=attempts, info=info, elapsed=get_clock().now() - start,
+        info = ErrorInfo(found.error_type, found.error_code, error, found.retry_after)
+    return RetryOutcome(result, error, trace=attempts, info=info, elapsed=get_clock().now() - start,
                         data=data, source=source)
 
 

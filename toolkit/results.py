@@ -93,7 +93,7 @@ class ToolResult:
     `error_code` is an ErrorCode (or a tool's own code). For "partial", `data`
     holds what arrived and `missing` says what did not. `note` is a line for
     the model from the road itself (e.g. that a fallback tool answered).
-    `result_id` numbers an executor's results (the handle `ToolExecutor.read_output` reads by);
+    `result_id` numbers an executor's results (the handle `ToolExecutor.read_artifact` reads by);
     `artifact_released` says how big a history entry's full output was and why it was let go.
     """
 
@@ -159,13 +159,13 @@ class ToolError(Exception):
     """An exception a tool raises to state its own error kind and code."""
 
     error_type: ErrorType = FATAL
-    code: str = ErrorCode.TOOL_ERROR
+    error_code: str = ErrorCode.TOOL_ERROR
 
-    def __init__(self, message: str, *, code: str | None = None,
+    def __init__(self, message: str, *, error_code: str | None = None,
                  retry_after: float | None = None) -> None:
         super().__init__(message)
-        if code is not None:
-            self.code = code
+        if error_code is not None:
+            self.error_code = error_code
         self.retry_after = retry_after
 
 
@@ -173,14 +173,14 @@ class RetryableToolError(ToolError):
     """A transient failure: the same call may succeed later."""
 
     error_type = RETRYABLE
-    code = ErrorCode.TRANSIENT
+    error_code = ErrorCode.TRANSIENT
 
 
 class FatalToolError(ToolError):
     """A failure that the same call will hit again: do not retry."""
 
     error_type = FATAL
-    code = ErrorCode.FATAL
+    error_code = ErrorCode.FATAL
 
 
 @dataclass(frozen=True)
@@ -188,7 +188,7 @@ class ErrorInfo:
     """How one failure is classified: kind, code, model-facing message, wait hint."""
 
     error_type: ErrorType
-    code: ErrorCode | str
+    error_code: ErrorCode | str
     message: str
     retry_after: float | None = None
 
@@ -201,7 +201,7 @@ class ErrorInfo:
 
 RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 
-_STATUS_TEXT = {
+STATUS_TEXT = {
     400: (ErrorCode.BAD_REQUEST, "请求参数有误，请修改参数后再调用"),
     401: (ErrorCode.UNAUTHORIZED, "认证失败（密钥无效或缺失），重试无用，请告知用户检查配置"),
     403: (ErrorCode.FORBIDDEN, "没有权限，重试无用，需要用户授权"),
@@ -327,12 +327,12 @@ def classify_error(exc: BaseException) -> ErrorInfo:
 
     if isinstance(exc, ToolError):
         kind = RETRYABLE if exc.error_type == RETRYABLE else FATAL
-        code = as_code(safe_str(exc.code, 80)) if isinstance(exc.code, str) and exc.code else ErrorCode.TOOL_ERROR
+        code = as_code(safe_str(exc.error_code, 80)) if isinstance(exc.error_code, str) and exc.error_code else ErrorCode.TOOL_ERROR
         return ErrorInfo(kind, code, detail or name, _seconds(getattr(exc, "retry_after", None)))
 
     status = _http_status(exc)
     if status is not None:
-        code, text = _STATUS_TEXT.get(
+        code, text = STATUS_TEXT.get(
             status, (ErrorCode.HTTP_ERROR, "服务返回错误" if status >= 500 else "请求被拒绝"))
         retryable = status in RETRYABLE_STATUS or status >= 500
         retry_after = parse_retry_after(_headers(exc)) if retryable else None

@@ -9,9 +9,9 @@ add up to more than the budget, the oldest are released first. A released
 result stays in the history with `artifact` None and `artifact_released` (a
 ReleasedArtifact) saying how big the output was and why it went; the caller's
 own ToolResult keeps its artifact. An agent run's `AgentRun.tool_results` keeps
-full outputs within the same budget the same way (`OutputBudget` does the
+full outputs within the same budget the same way (`ArtifactBudget` does the
 counting for both), so a long run does not keep every call's megabytes either.
-`output_text` and `read_slice` read a kept output as text, slice by slice, for a
+`artifact_text` and `read_slice` read a kept output as text, slice by slice, for a
 tool that shows the model more of it: the text is redacted as a whole before any slice is cut, so a secret
 is never split across two slices, and no offset shows one the model's first view masked.
 """
@@ -27,7 +27,7 @@ from .redaction import redact
 from .safety import redact_value
 from .shrink import bytes_text, dumps, shrink_json
 
-__all__ = ["ReleasedArtifact", "ReleaseReason", "OutputBudget", "released", "output_bytes", "output_text",
+__all__ = ["ReleasedArtifact", "ReleaseReason", "ArtifactBudget", "released", "artifact_bytes", "artifact_text",
            "read_slice", "ARTIFACT_SHARE", "HISTORY_BYTES", "format_bytes"]
 
 HISTORY_BYTES = 64_000_000  # the default budget for the full outputs one executor's history keeps
@@ -88,7 +88,7 @@ def _parts(obj: Any) -> Iterator[Any]:
     return iter((fields,)) if isinstance(fields, dict) else iter(())
 
 
-def output_bytes(value: Any, limit: int) -> int:
+def artifact_bytes(value: Any, limit: int) -> int:
     """The bytes `value` holds in memory, estimated as sys.getsizeof over it and everything inside it
     (containers and objects' __dict__, each object once, cycles included).
 
@@ -124,10 +124,10 @@ def released(result: Any, size: int, reason: ReleaseReason, budget: int,
     return replace(result, artifact=None, artifact_released=ReleasedArtifact(size, reason, budget, where))
 
 
-class OutputBudget:
+class ArtifactBudget:
     """Counts the full outputs a list of results keeps, within `budget` bytes; says which to let go.
 
-    `admit(key, result)` measures `result.artifact` (toolkit.retention.output_bytes,
+    `admit(key, result)` measures `result.artifact` (toolkit.retention.artifact_bytes,
     work bounded by a quarter of the budget). An output that is larger than that
     quarter is not kept: the result comes back released ("too_large"). Otherwise it is counted under `key`, and the
     oldest kept outputs that no longer fit are handed back as (key, bytes) for the
@@ -144,7 +144,7 @@ class OutputBudget:
               ) -> tuple[Any, list[tuple[Hashable, int]]]:
         """(the result as kept, the (key, bytes) of older outputs to release now)."""
         artifact, limit = result.artifact, self.budget // ARTIFACT_SHARE
-        size = 0 if artifact is None or artifact is result.data else output_bytes(artifact, limit)
+        size = 0 if artifact is None or artifact is result.data else artifact_bytes(artifact, limit)
         if size > limit:
             return released(result, size, "too_large", self.budget, where), []
         if size and key is not None:
@@ -158,7 +158,7 @@ class OutputBudget:
         return result, over
 
     @classmethod
-    def of(cls, executor: Any) -> "OutputBudget":
+    def of(cls, executor: Any) -> "ArtifactBudget":
         """A budget as large as `executor`'s history's (ToolExecutor(history_bytes=...)); HISTORY_BYTES for an
         executor of one's own that has none (chapter 06's MyExecutor)."""
         budget = getattr(getattr(executor, "records", None), "history_bytes", None)
@@ -182,7 +182,7 @@ class OutputBudget:
         self.kept_bytes = 0
 
 
-def output_text(artifact: Any, max_chars: int) -> str:
+def artifact_text(artifact: Any, max_chars: int) -> str:
     """A kept full output as the text a reader pages through, redacted as a whole: a string as it is, bytes
     decoded (UTF-8), anything else as its JSON (toolkit.shrink, at most `max_chars` characters), its secrets
     masked field by field (a secret's field name masks its whole value, as in the model's first view). Slices

@@ -20,10 +20,7 @@ from .backoff import Backoff
 from .clock import Clock, get_clock
 from .results import ErrorCode, ErrorInfo, PartialResult, classify_error, unwrap_envelope
 
-__all__ = [
-    "Backoff", "RetryPolicy", "RetryBudget", "Attempt", "RetryOutcome", "call_tool_with_retry",
-    "retry_call", "resolve_policy",
-]
+__all__ = ["RetryPolicy", "RetryBudget", "Attempt", "RetryOutcome", "call_tool_with_retry", "retry_call"]
 
 
 @dataclass
@@ -51,7 +48,7 @@ class RetryBudget:
 
     def cost(self, info: ErrorInfo) -> int:
         """What retrying after `info` costs: timeout_cost for a timeout, else retry_cost."""
-        return self.timeout_cost if info.code == ErrorCode.TIMEOUT else self.retry_cost
+        return self.timeout_cost if info.error_code == ErrorCode.TIMEOUT else self.retry_cost
 
     def try_spend(self, info: ErrorInfo) -> bool:
         """Take the cost of retrying after `info`; False (and nothing taken) if it is not there."""
@@ -101,7 +98,7 @@ class RetryPolicy:
         """Retry only what can succeed next time and cannot do harm twice."""
         if not info.retryable:
             return False
-        if not self.idempotent and info.code not in (ErrorCode.RATE_LIMITED, ErrorCode.UNAVAILABLE):
+        if not self.idempotent and info.error_code not in (ErrorCode.RATE_LIMITED, ErrorCode.UNAVAILABLE):
             return False
         return True
 
@@ -133,7 +130,7 @@ class Attempt:
     end: float
     outcome: str              # "ok", "partial", "error", "timeout"
     error_type: str | None = None
-    code: str | None = None
+    error_code: str | None = None
     message: str | None = None
     wait_after: float = 0.0
 
@@ -148,8 +145,9 @@ _SAME: Any = object()  # RetryOutcome's data defaults to its result
 class RetryOutcome(tuple[Any, "str | None"]):
     """`(result, error)` as in the original course code, plus the record of what happened. Frozen.
 
-    Unpacks and compares as the pair `(result, error)`; also has `.attempts`
-    (a tuple of Attempt), `.info` (ErrorInfo of the last failure, or None),
+    Unpacks and compares as the pair `(result, error)`; also has `.trace` (a
+    tuple of Attempt, as ToolResult.trace), `.attempts` (how many: as
+    ToolResult.attempts), `.info` (ErrorInfo of the last failure, or None),
     `.gave_up` (why it stopped: "fatal", "max_retries", "deadline", "budget",
     "not_idempotent", or None on success), `.elapsed` (clock seconds) and `.waits`.
     `.data` and `.source` are the tool's envelope opened (toolkit.results.unwrap_envelope),
@@ -158,19 +156,19 @@ class RetryOutcome(tuple[Any, "str | None"]):
     value the value itself and None.
     """
 
-    attempts: tuple[Attempt, ...]
+    trace: tuple[Attempt, ...]
     info: ErrorInfo | None
     gave_up: str | None
     elapsed: float
     data: Any
     source: Any
 
-    def __new__(cls, result: Any, error: str | None, *, attempts: Iterable[Attempt] = (),
+    def __new__(cls, result: Any, error: str | None, *, trace: Iterable[Attempt] = (),
                 info: ErrorInfo | None = None, gave_up: str | None = None,
                 elapsed: float = 0.0, data: Any = _SAME, source: Any = None) -> "RetryOutcome":
         self = super().__new__(cls, (result, error))
         fields = self.__dict__
-        fields["attempts"], fields["info"] = tuple(attempts), info
+        fields["trace"], fields["info"] = tuple(trace), info
         fields["gave_up"], fields["elapsed"] = gave_up, elapsed
         fields["data"], fields["source"] = (result if data is _SAME else data), source
         return self
@@ -182,7 +180,7 @@ class RetryOutcome(tuple[Any, "str | None"]):
         raise AttributeError(f"RetryOutcome is frozen; cannot delete {name!r}")
 
     def __getnewargs_ex__(self) -> tuple[tuple, dict]:  # copy and pickle
-        return (self[0], self[1]), {"attempts": self.attempts, "info": self.info, "gave_up": self.gave_up,
+        return (self[0], self[1]), {"trace": self.trace, "info": self.info, "gave_up": self.gave_up,
                                     "elapsed": self.elapsed, "data": self.data, "source": self.source}
 
     @property
@@ -194,11 +192,16 @@ class RetryOutcome(tuple[Any, "str | None"]):
         return self[1]
 
     @property
+    def attempts(self) -> int:
+        """How many attempts were made (the length of `trace`)."""
+        return len(self.trace)
+
+    @property
     def waits(self) -> list[float]:
-        return [a.wait_after for a in self.attempts if a.wait_after > 0]
+        return [a.wait_after for a in self.trace if a.wait_after > 0]
 
     def __repr__(self) -> str:
-        return (f"RetryOutcome(result={self[0]!r:.80}, error={self[1]!r:.80}, attempts={len(self.attempts)}, "
+        return (f"RetryOutcome(result={self[0]!r:.80}, error={self[1]!r:.80}, attempts={self.attempts}, "
                 f"gave_up={self.gave_up!r}, elapsed={self.elapsed:g})")
 
 
@@ -244,7 +247,7 @@ async def _stop(tasks: set[asyncio.Future], clock: Clock) -> None:
         await asyncio.wait({grace})
 
 
-def resolve_policy(max_retries: int | None = None, policy: RetryPolicy | None = None) -> RetryPolicy:
+def _resolve_policy(max_retries: int | None = None, policy: RetryPolicy | None = None) -> RetryPolicy:
     """The policy a call runs under: `policy`, or RetryPolicy(max_retries=max_retries) (default 3).
 
     One way per setting: giving both raises ValueError (the number of retries is
@@ -285,7 +288,7 @@ async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], /, 
     called with `retry_call(policy, tool_fn, args, kwargs)`, which reserves no names.
     Raises ValueError for a max_retries that is not an int >= 0.
     """
-    return await retry_call(resolve_policy(max_retries, policy), tool_fn, args, kwargs, on_attempt=on_attempt,
+    return await retry_call(_resolve_policy(max_retries, policy), tool_fn, args, kwargs, on_attempt=on_attempt,
                             budget=budget)
 
 
@@ -335,18 +338,18 @@ async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tup
                     refunded = budget.refund()
                     if refunded and on_budget is not None:
                         on_budget("refund", refunded, budget.tokens)
-                return RetryOutcome(value, None, attempts=attempts, elapsed=end - start, data=data, source=source)
+                return RetryOutcome(value, None, trace=attempts, elapsed=end - start, data=data, source=source)
         t1 = clock.now()
         why, wait = _decide(policy, info, n, previous_wait, clock, start, t1)
         if why is None and budget is not None:
             why, wait = _spend(budget, info, wait, on_budget)
-        attempt = Attempt(n, t0, t1, "timeout" if info.code == ErrorCode.TIMEOUT else "error",
-                          info.error_type, info.code, info.message, wait or 0.0)
+        attempt = Attempt(n, t0, t1, "timeout" if info.error_code == ErrorCode.TIMEOUT else "error",
+                          info.error_type, info.error_code, info.message, wait or 0.0)
         attempts.append(attempt)
         if on_attempt is not None:
             on_attempt(attempt)
         if why is not None or wait is None:
-            return RetryOutcome(value, wording.gave_up(info.message, n, why, policy.deadline), attempts=attempts,
+            return RetryOutcome(value, wording.gave_up(info.message, n, why, policy.deadline), trace=attempts,
                                 info=info, gave_up=why, elapsed=clock.now() - start, data=data, source=source)
         previous_wait = wait
         await clock.sleep(wait)

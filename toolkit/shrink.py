@@ -24,7 +24,7 @@ from typing import Any, Iterable
 from .redaction import redact, safe_str
 from .results import PartialResult, ToolResult
 
-__all__ = ["shrink_json", "dumps", "exceeds", "omitted_notes", "clean_text", "bytes_text", "MAX_DEPTH"]
+__all__ = ["shrink_json", "fit_json", "dumps", "exceeds", "omitted_notes", "clean_text", "bytes_text", "MAX_DEPTH"]
 
 MAX_DEPTH = 20               # deeper nesting is shown as a note
 
@@ -230,9 +230,9 @@ def _omitted(obj: Any, max_chars: int) -> str:
     return next((n for n in omitted_notes(obj) if len(dumps(n)) <= max_chars), "…")
 
 
-def _shrink(obj: Any, max_chars: int) -> tuple[Any, bool]:
-    """(rendered `obj`, whether anything was left out). When not even the tightest level fits, a whole marker
-    stands for the value (omitted_notes), never a marker cut short."""
+def fit_json(obj: Any, max_chars: int) -> tuple[Any, bool]:
+    """(shrink_json(obj, max_chars), whether anything was left out). When not even the tightest level fits, a
+    whole marker stands for the value (omitted_notes), never a marker cut short."""
     for items, strlen in _LEVELS:
         renderer = _Renderer(items, strlen, max_chars)
         try:
@@ -273,7 +273,7 @@ def shrink_json(obj: Any, max_chars: int = 8000) -> Any:
     if not isinstance(max_chars, int) or isinstance(max_chars, bool) or max_chars < 3:
         raise ValueError(f"max_chars 应该是不小于 3 的整数（最短的说明 \"…\" 写成 JSON 也要 3 个字符），"
                          f"收到的是 {max_chars!r}：请把 max_chars 调到 3 或更大")
-    return _shrink(obj, max_chars)[0]
+    return fit_json(obj, max_chars)[0]
 
 
 def dumps(value: Any) -> str:

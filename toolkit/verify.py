@@ -103,7 +103,7 @@ class _Outcome:
     failed: bool
     payload: Any  # everything numbers may come from
     data: Any  # where required fields are looked up
-    code: str | None = None
+    error_code: str | None = None
     knowledge: ToolKnowledge = field(default_factory=ToolKnowledge)
 
 
@@ -190,7 +190,7 @@ def check_answer(answer: str, tool_result: Any, *more_results: Any, question: st
     failed = [o for o in outcomes if o.failed]
     mismatches: list[str] = []
     if failed and not any(word in answer for word in FAILURE_WORDS):
-        codes = "、".join(o.code or "错误" for o in failed)
+        codes = "、".join(o.error_code or "错误" for o in failed)
         mismatches.append(f"工具返回了错误（{codes}），回答却没有说明失败")
     for number in unsupported:
         mismatches.append(f"工具失败了，回答中却出现了数字 {_show(number)}（没有依据的数据）"

@@ -15,6 +15,7 @@ from toolkit import (Backoff, CircuitBreaker, ErrorCode, PartialResult, RetryBud
                      inject_faults, parse_tool_call, parse_tool_result, shrink_json, smart_truncate, use_clock)
 from toolkit.agent import AgentRun, run_agent
 from toolkit.clock import Clock
+from toolkit.decisions import Action, Decision
 from toolkit.breaker import BreakerState
 from toolkit.results import ErrorInfo
 from toolkit.retry import Attempt, RetryOutcome, retry_call
@@ -32,7 +33,7 @@ async def chapter_03() -> None:
     assert_type(outcome, RetryOutcome)
     result, error = outcome
     assert_type(error, "str | None")
-    assert_type(outcome.attempts, "tuple[Attempt, ...]")
+    assert_type(outcome.trace, "tuple[Attempt, ...]")
     policy = RetryPolicy(max_retries=2, backoff=Backoff(base=0.5, jitter="full"), attempt_timeout=5.0)
     assert_type(policy.backoff.schedule(3), "list[float]")
     assert_type(await retry_call(policy, search, (), {"query": "x"}), RetryOutcome)
@@ -72,7 +73,9 @@ def chapters_01_02_04_05() -> None:
     partial = ToolResult("weather", {"上海": "晴"}, "部分结果缺失", error_type="partial")
     assert_type(format_tool_message("weather", "call_1", partial, fmt="anthropic"), dict)
     assert_type(format_tool_message("weather", "call_1", PartialResult({"上海": "晴"}, "北京超时")), dict)
-    assert_type(evaluate_tool_result(partial, "天气怎么样"), dict)
+    decision = evaluate_tool_result(partial, "天气怎么样")
+    assert_type(decision, Decision)
+    assert_type(decision["action"], Action)
     assert_type(TaskContext("任务", ["一", "二"]).advance(), TaskContext)
 
 

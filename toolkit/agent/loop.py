@@ -53,7 +53,7 @@ from ..plugins import MESSAGE_FIELDS_CHARS, plugin_message
 from ..redaction import redact, safe_str
 from ..registry import ToolRegistry
 from ..results import FATAL, RETRYABLE, ErrorCode, ToolResult
-from ..retention import OutputBudget
+from ..retention import ArtifactBudget
 from ..safety import redact_value
 from ..task_context import TaskContext, split_steps, with_task_context
 from ..wire import ToolCall, parse_tool_call
@@ -74,7 +74,7 @@ FormatMessage = Callable[[str, str, ToolResult], Any]
 """format_message(tool_name, tool_call_id, result) -> the Chat Completions tool message
 {"role": "tool", "tool_call_id": tool_call_id, "content": str} (sync or async)."""
 Evaluate = Callable[[ToolResult, str], Any]
-"""evaluate(result, user_query) -> a decision dict such as evaluate_tool_result returns
+"""evaluate(result, user_query) -> a decision dict such as the Decision evaluate_tool_result returns
 ({"action", "suggestion", ...}; the action and the suggestion go into the tool message and the loop acts on
 the action, see apply_decision; one that also takes `next_step=` gets the task's next step; sync or async)."""
 Check = Callable[[str, list], Any]
@@ -229,7 +229,7 @@ class _Loop(ApprovalGate):
         self.given: dict[str, tuple[bool, str]] = {}  # call id -> a person's decision (resume)
         self.max_turns = 0
         self.failures: dict[str, list[str]] = {}  # tool name -> error codes of its failed runs since its last success
-        self.outputs = OutputBudget.of(executor)  # run.tool_results' full outputs, within the history's bytes
+        self.outputs = ArtifactBudget.of(executor)  # run.tool_results' full outputs, within the history's bytes
 
     def run(self, max_turns: int, first_turn: int = 1, leftover: Sequence[ToolCall] = ()) -> AgentRun:
         import openai  # lazy, as everywhere in the toolkit: `import toolkit.agent` stays light

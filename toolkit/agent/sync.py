@@ -121,7 +121,7 @@ async def _boxed(coro: Coroutine) -> _Box:
         return _Box(await coro)
     except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
         raise  # asyncio.run must see these as they are
-    except BaseException as exc:  # not a guard: handed back to run_sync, which raises it outside asyncio.run
+    except BaseException as exc:  # not a guard: carried over asyncio.run's boundary, run_sync raises it outside
         return _Box(None, exc)
 
 

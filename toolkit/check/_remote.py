@@ -146,9 +146,9 @@ class ProxyClock:
         return self._link.callback("sleeps")
 
     async def sleep(self, seconds: float) -> None:
-        from ..clock import _checked
+        from ..clock import sleep_seconds
 
-        seconds = _checked(seconds)  # NaN raises here, as it does on a SimulatedClock
+        seconds = sleep_seconds(seconds)  # NaN raises here, as it does on a SimulatedClock
         link = self._link
         sid = next(link.counter)
         future = asyncio.get_running_loop().create_future()

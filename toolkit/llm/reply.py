@@ -17,7 +17,7 @@ from typing import Any
 from ..redaction import safe_str
 from .errors import BadModelReply
 
-__all__ = ["ModelReply", "read_reply", "BadModelReply"]
+__all__ = ["ModelReply", "read_reply"]
 
 
 @dataclass(frozen=True)
