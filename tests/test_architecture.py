@@ -399,3 +399,71 @@ def test_every_import_names_the_module_a_name_lives_in():
                           for alias in node.names if alias.name not in defined[source]
                           and f"{source}.{alias.name}" not in MODULES]
     assert not found, found
+
+
+# --- the road as calls: ARCHITECTURE.md's file:function sequence matches the code ----------------------------
+
+ROAD = re.search(r"```road\n(.*?)```", DOC, re.S)
+
+
+def _road(text: str) -> list[tuple[int, str, str, str]]:
+    """(indent, file, qualified name, note) of every line of a road block."""
+    lines = []
+    for line in text.splitlines():
+        found = re.match(r"( *)(\S+\.py):(\S+)\s*(.*)", line)
+        assert found, f"not a file:function line: {line!r}"
+        indent, file, qualname, note = found.groups()
+        lines.append((len(indent), file, qualname, note))
+    return lines
+
+
+def _function(file: str, qualname: str) -> ast.AST | None:
+    """The function (or method, Class.method) `qualname` defined in `file`, or None."""
+    if not (ROOT / file).is_file():
+        return None
+    node: ast.AST = ast.parse((ROOT / file).read_text(encoding="utf-8"))
+    for part in qualname.split("."):
+        node = next((n for n in getattr(node, "body", []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                            ast.ClassDef)) and n.name == part), None)
+        if node is None:
+            return None
+    return node
+
+
+def _road_problems(text: str) -> list[str]:
+    """What does not match the code: a function that does not exist, or one its caller (the line it stands
+    under) does not name in its own code (a call through a plug-in point says "via" and names the default)."""
+    problems, stack = [], []
+    for indent, file, qualname, note in _road(text):
+        node = _function(file, qualname)
+        if node is None:
+            problems.append(f"{file}:{qualname} does not exist")
+            continue
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        if stack and not note.startswith("via"):
+            caller_file, caller = stack[-1][1], stack[-1][2]
+            code = ast.get_source_segment((ROOT / caller_file).read_text(encoding="utf-8"), caller) or ""
+            if not re.search(rf"\b{re.escape(qualname.split('.')[-1])}\b", code):
+                problems.append(f"{caller_file}:{caller.name} does not call {qualname}")
+        stack.append((indent, file, node))
+    return problems
+
+
+def test_the_road_as_calls_names_functions_that_exist_and_call_each_other():
+    assert ROAD, "ARCHITECTURE.md lists the road as calls in a ```road block"
+    assert len(_road(ROAD.group(1))) > 20
+    assert not _road_problems(ROAD.group(1))
+
+
+def test_the_road_check_finds_a_name_that_does_not_exist_and_a_call_that_is_not_made():
+    made_up = ("toolkit/executor.py:ToolExecutor._run\n"
+               "  toolkit/retry.py:retry_call                 called\n"
+               "  toolkit/messages.py:format_tool_message     never called by _run\n"
+               "  toolkit/decisions.py:evaluate_tool_result   via a plug-in: not looked for\n"
+               "toolkit/executor.py:ToolExecutor.no_such_step\n"
+               "toolkit/no_such_module.py:anything\n")
+    assert _road_problems(made_up) == [
+        "toolkit/executor.py:_run does not call format_tool_message",
+        "toolkit/executor.py:ToolExecutor.no_such_step does not exist",
+        "toolkit/no_such_module.py:anything does not exist"]
