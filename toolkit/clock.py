@@ -29,7 +29,7 @@ import random
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Iterator, Protocol
+from typing import Any, Iterator, Protocol
 
 __all__ = ["Clock", "RealClock", "SimulatedClock", "get_clock", "set_clock", "use_clock", "sleep_seconds"]
 
@@ -169,8 +169,16 @@ def set_clock(clock: Clock | None) -> Clock:
     it is undone when the block ends and does not leak into other tests or threads.
     """
     global _default
-    old, _default = _default, (clock if clock is not None else RealClock())
+    old, _default = _default, (_clock(clock) if clock is not None else RealClock())
     return old
+
+
+def _clock(clock: Any) -> Clock:
+    """`clock` when it has now() and sleep(); TypeError (in Chinese) for anything else."""
+    if not (callable(getattr(clock, "now", None)) and callable(getattr(clock, "sleep", None))):
+        raise TypeError(f"需要一个时钟（有 now() 和 sleep() 的对象），收到 {type(clock).__name__}："
+                        "请传 SimulatedClock(seed=0) 或 RealClock()")
+    return clock
 
 
 @contextmanager
@@ -183,7 +191,7 @@ def use_clock(clock: Clock | None = None) -> Iterator[Clock]:
     run in a copy of the context (`contextvars.copy_context().run`, as
     `asyncio.to_thread` does).
     """
-    clock = clock if clock is not None else SimulatedClock()
+    clock = _clock(clock) if clock is not None else SimulatedClock()
     previous = _current.get()
     token = _current.set(clock)
     try:

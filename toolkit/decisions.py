@@ -126,8 +126,8 @@ def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = 
     Raises TypeError when `result` is not a ToolResult.
     """
     if not isinstance(result, ToolResult):
-        raise TypeError(f"evaluate_tool_result expects a ToolResult, got {type(result).__name__}; "
-                        "wrap raw values with ToolResult(name, data)")
+        raise TypeError(f"evaluate_tool_result 需要一个 ToolResult，收到 {type(result).__name__}："
+                        "请先包成 ToolResult(工具名, 数据)，或传执行器返回的结果")
     query = safe_str(user_query, 100)
     if result.status == "partial":
         return {"action": "present_partial", "message": "部分成功：先展示已拿到的结果",

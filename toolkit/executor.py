@@ -94,14 +94,14 @@ class ToolExecutor:
         if max_retries is not None and policy is not None:
             raise ValueError(wording.max_retries_beside_policy(max_retries, "ToolExecutor(policy=RetryPolicy"))
         if not isinstance(result_max_chars, int) or isinstance(result_max_chars, bool) or result_max_chars < 20:
-            raise ValueError(f"result_max_chars 应是不小于 20 的整数，收到 {result_max_chars!r}")
+            raise ValueError(f"result_max_chars 应是不小于 20 的整数，收到 {result_max_chars!r}：请改成 20 或更大，例如 8000")
         if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
-            raise ValueError(f"concurrency 应是不小于 1 的整数，收到 {concurrency!r}")
+            raise ValueError(f"concurrency 应是不小于 1 的整数，收到 {concurrency!r}：请改成 1 或更大")
         if not isinstance(history_bytes, int) or isinstance(history_bytes, bool) or history_bytes < 0:
-            raise ValueError(f"history_bytes 应是不小于 0 的整数（字节数），收到 {history_bytes!r}")
+            raise ValueError(f"history_bytes 应是不小于 0 的整数（字节数），收到 {history_bytes!r}：请改成 0 或正整数")
         for label, plugin in (("parse", parse), ("truncate", truncate), ("retry", retry)):
             if plugin is not None and not callable(plugin):
-                raise ValueError(f"{label} 应是一个函数或 None，收到 {plugin!r}")
+                raise ValueError(f"{label} 应是一个函数或 None，收到 {plugin!r}：请传函数本身（不加括号），或 None")
         self.policy = policy if policy is not None else RetryPolicy(max_retries=3 if max_retries is None else max_retries)
         self.max_retries = self.policy.max_retries
         self.budget = budget
@@ -125,7 +125,9 @@ class ToolExecutor:
         """Run one tool (sync or async) with retries; returns a ToolResult, never raises for what the tool
         does: an exception (GeneratorExit and a CancelledError of its own too) is an error result, and so is
         a return value that cannot be read. KeyboardInterrupt, SystemExit and a cancellation from outside
-        propagate."""
+        propagate. TypeError (in Chinese) for a tool_fn that is not a function."""
+        if not callable(tool_fn):
+            raise TypeError(f"execute 的第一个参数应是工具函数本身，收到 {type(tool_fn).__name__}：请传函数名，不要加括号调用它")
         with self._clock_scope():
             result = await self._execute(tool_fn, tool_name, args, kwargs)
         assert result is not None  # no fallback was offered, so the breaker's refusal is a result too

@@ -120,4 +120,4 @@ def _plain(value: Any) -> None:
         close = getattr(value, "close", None)
         if close is not None:
             close()  # no "coroutine was never awaited" warning
-        raise TypeError("a hook must be a plain function, not async: it runs inline with the call")
+        raise TypeError("钩子要是普通函数，不能是 async 函数：它在调用中同步运行，请去掉 async")

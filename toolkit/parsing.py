@@ -25,7 +25,11 @@ CHARS_PER_TOKEN = 4          # the original course's rough rule, for ASCII text
 
 
 def estimate_tokens(text: str) -> int:
-    """Rough token count: 4 ASCII characters or 1 CJK character ≈ 1 token."""
+    """Rough token count: 4 ASCII characters or 1 CJK character ≈ 1 token. TypeError (in Chinese) for a value
+    that is not text."""
+    if not isinstance(text, str):
+        raise TypeError(f"estimate_tokens 估算的是一段文字，收到 {type(text).__name__}：请先把它转成文字，"
+                        "例如 estimate_tokens(json.dumps(value, ensure_ascii=False))")
     ascii_count = len(text.encode("ascii", "ignore"))  # = characters below 128, at C speed
     return math.ceil(ascii_count / CHARS_PER_TOKEN + (len(text) - ascii_count))
 
@@ -89,11 +93,11 @@ def parse_tool_result(result: Any, max_tokens: int = 2000, kind: ToolKind | None
     Raises ValueError (in Chinese) for max_tokens < 1 or an unknown kind/style.
     """
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
-        raise ValueError(f"max_tokens 是 token 预算，应该是不小于 1 的整数（例如 500），收到的是 {max_tokens!r}")
+        raise ValueError(f"max_tokens 是 token 预算，应该是不小于 1 的整数（例如 500），收到的是 {max_tokens!r}：请改成 1 或更大")
     if kind not in (None, "query", "read", "write"):
-        raise ValueError(f"kind 只能是 None、'query'（查询）、'read'（读取）或 'write'（写入），收到的是 {kind!r}")
+        raise ValueError(f"kind 只能是 None、'query'（查询）、'read'（读取）或 'write'（写入），收到的是 {kind!r}：请改成其中之一")
     if style not in ("json", "markdown"):
-        raise ValueError(f"style 只能是 'json' 或 'markdown'，收到的是 {style!r}")
+        raise ValueError(f"style 只能是 'json' 或 'markdown'，收到的是 {style!r}：请改成其中之一")
     if kind == "read" and context_tokens:
         max_tokens = max(1, min(max_tokens, int(context_tokens * read_share)))
     budget = max_tokens * CHARS_PER_TOKEN

@@ -89,8 +89,17 @@ class ToolRegistry:
             self.add(tool)
 
     def add(self, tool: Tool) -> Tool:
-        if not tool.name or not isinstance(tool.name, str):
-            raise ValueError(f"a tool needs a non-empty name, got {tool.name!r}")
+        """Add `tool` (a tool of the same name is replaced). ValueError (in Chinese) for a tool the model could
+        not call: no name, a function that is not one, a schema that is not a dict, an unknown kind."""
+        if not isinstance(tool.name, str) or not tool.name:
+            raise ValueError(f"工具需要一个非空的名字，收到 {tool.name!r}：请用 name=\"工具名\" 注册，或给函数起个名字")
+        if not callable(tool.fn):
+            raise ValueError(f"工具 {tool.name} 应是一个函数，收到 {type(tool.fn).__name__}：请传函数本身，不要加括号调用它")
+        if not isinstance(tool.parameters, dict):
+            raise ValueError(f"工具 {tool.name} 的参数定义应是 JSON schema（dict），收到 {type(tool.parameters).__name__}："
+                             "请传 {\"type\": \"object\", \"properties\": {...}}，或不传（从函数签名生成）")
+        if tool.kind not in (None, "query", "read", "write"):
+            raise ValueError(f"工具 {tool.name} 的 kind 只能是 None、'query'、'read' 或 'write'，收到 {tool.kind!r}：请改成其中之一")
         self._tools[tool.name] = tool
         return tool
 
@@ -107,9 +116,12 @@ class ToolRegistry:
                  needs_approval: bool = False):
         """Register `fn` (also usable as a decorator). The schema defaults to one from its signature."""
         def wrap(f: Callable) -> Callable:
+            if not callable(f):
+                raise ValueError(f"register 需要工具函数本身，收到 {type(f).__name__}：请传函数名，不要加括号调用它")
+            own = name or f.__name__
             doc = (inspect.getdoc(f) or "").strip()
-            self.add(Tool(name or f.__name__, f, description or doc or (name or f.__name__),
-                          parameters or _schema_from_signature(f), kind, writes, fallback, needs_approval))
+            self.add(Tool(own, f, description or doc or own, parameters or _schema_from_signature(f), kind, writes,
+                          fallback, needs_approval))
             return f
         return wrap(fn) if fn is not None else wrap
 

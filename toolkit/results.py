@@ -310,6 +310,7 @@ def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
 def classify_error(exc: BaseException) -> ErrorInfo:
     """Map an exception to retryable or fatal, with a message the model can act on.
 
+    Raises TypeError (in Chinese) for a value that is not an exception.
     Retryable: timeouts, connection failures, HTTP 408/425/429/5xx (with the
     server's Retry-After), and the openai SDK's APITimeoutError,
     APIConnectionError, RateLimitError, InternalServerError.
@@ -321,6 +322,9 @@ def classify_error(exc: BaseException) -> ErrorInfo:
     KeyError or TypeError raised inside the tool's own code: the message says
     the tool failed while running, not that the arguments were wrong.
     """
+    if not isinstance(exc, BaseException):
+        raise TypeError(f"classify_error 需要一个异常对象，收到 {type(exc).__name__}：请传 except 捕获到的异常，"
+                        "例如 classify_error(TimeoutError())")
     detail = safe_str(exc, 300)
     name = type(exc).__name__
     where = f"{name}: {detail}" if detail else name

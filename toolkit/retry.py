@@ -43,6 +43,10 @@ class RetryBudget:
     denied: int = 0
 
     def __post_init__(self) -> None:
+        for name in ("capacity", "retry_cost", "timeout_cost", "success_refund"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"RetryBudget 的 {name} 应是不小于 0 的整数（令牌数），收到 {value!r}：请改成 0 或正整数")
         if self.tokens < 0:
             self.tokens = self.capacity
 
@@ -174,10 +178,10 @@ class RetryOutcome(tuple[Any, "str | None"]):
         return self
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"RetryOutcome is frozen; cannot set {name!r}")
+        raise AttributeError(f"RetryOutcome 是记录下来的结果，不能修改 {name}：需要不同的值请另建一个变量")
 
     def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"RetryOutcome is frozen; cannot delete {name!r}")
+        raise AttributeError(f"RetryOutcome 是记录下来的结果，不能删除 {name}")
 
     def __getnewargs_ex__(self) -> tuple[tuple, dict]:  # copy and pickle
         return (self[0], self[1]), {"trace": self.trace, "info": self.info, "gave_up": self.gave_up,
@@ -286,7 +290,7 @@ async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], /, 
     propagate: it is your code). Every other keyword goes to the tool; a tool
     whose own parameters are named max_retries, policy, on_attempt or budget is
     called with `retry_call(policy, tool_fn, args, kwargs)`, which reserves no names.
-    Raises ValueError for a max_retries that is not an int >= 0.
+    Raises ValueError for a max_retries that is not an int >= 0, TypeError for a tool_fn that is not a function.
     """
     return await retry_call(_resolve_policy(max_retries, policy), tool_fn, args, kwargs, on_attempt=on_attempt,
                             budget=budget)
@@ -305,6 +309,8 @@ async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tup
     after it, `on_budget(kind, cost, tokens)` after every change the call makes to
     the budget (and on a denial); all are the caller's code and may raise.
     """
+    if not callable(tool_fn):
+        raise TypeError(f"tool_fn 应是工具函数本身，收到 {type(tool_fn).__name__}：请传函数名，不要加括号调用它")
     kwargs = kwargs or {}
     clock = get_clock()
     start = t0 = clock.now()

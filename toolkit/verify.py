@@ -110,7 +110,8 @@ class _Outcome:
 def _outcome(result: Any) -> _Outcome:
     """One tool result, read once: a ToolResult, a tool message's text, a tool's return value."""
     if result is None:
-        raise ValueError("check_answer needs the tool's result (a dict, a JSON string or a ToolResult), got None")
+        raise ValueError("check_answer 需要工具的结果，收到 None：请把工具的返回值、它的 tool 消息文字或 ToolResult "
+                         "作为第二个参数传入")
     if isinstance(result, ToolResult):  # the executor opened the envelope once: read its fields, not the data again
         data = result.artifact if result.artifact is not None else result.data
         failed = result.status == "error"
@@ -182,7 +183,7 @@ def check_answer(answer: str, tool_result: Any, *more_results: Any, question: st
     Raises ValueError when answer is not a str or a tool result is None.
     """
     if not isinstance(answer, str):
-        raise ValueError(f"answer must be the model's final text (str), got {type(answer).__name__}")
+        raise ValueError(f"answer 应是模型最后的回答文字（str），收到 {type(answer).__name__}：请传 run.answer 这样的字符串")
     outcomes = [_outcome(r) for r in (tool_result, *more_results)]
     allowed = numbers_in_value([o.payload for o in outcomes]) | set(numbers_in_text(question or ""))
     found = numbers_in_text(_LIST_MARKER.sub("", answer))

@@ -245,7 +245,7 @@ def get_format(fmt: "str | WireFormat") -> WireFormat:
     found = FORMATS.get(fmt) if isinstance(fmt, str) else None
     if found is None:
         names = ", ".join(repr(n) for n in FORMATS)
-        raise ValueError(f"fmt 只能是 {names} 之一（或一个 WireFormat），收到的是 {fmt!r}")
+        raise ValueError(f"fmt 只能是 {names} 之一（或一个 WireFormat），收到的是 {fmt!r}：请改成其中之一")
     return found
 
 

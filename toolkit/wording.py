@@ -112,12 +112,12 @@ def max_retries_beside_policy(max_retries: object, call: str) -> str:
 
 def bad_max_retries(value: object) -> str:
     """The ValueError for a RetryPolicy whose max_retries is not an int >= 0 (a student's mistake)."""
-    return f"max_retries 是第一次之后最多再试几次，应该是不小于 0 的整数，收到的是 {value!r}"
+    return f"max_retries 是第一次之后最多再试几次，应该是不小于 0 的整数，收到的是 {value!r}：请改成 0 或正整数，例如 3"
 
 
 def bad_seconds(name: str, value: object) -> str:
     """The ValueError for a RetryPolicy time limit (attempt_timeout, deadline) that is not a positive number."""
-    return f"{name} 应该是大于 0 的秒数，或者 None（不设限），收到的是 {value!r}"
+    return f"{name} 应该是大于 0 的秒数，或者 None（不设限），收到的是 {value!r}：请改成正数或 None"
 
 
 def samples() -> list[str]:

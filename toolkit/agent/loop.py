@@ -98,7 +98,8 @@ def task_context_for(question: str, task_context: TaskContext | bool | str = "au
         if task_context == "auto" and len(steps) < 2:
             return None
         return TaskContext(task=question.strip(), steps=steps)
-    raise ValueError(f"task_context must be 'auto', True, False or a TaskContext, got {task_context!r}")
+    raise ValueError(f"task_context 只能是 'auto'、True、False 或一个 TaskContext，收到 {task_context!r}："
+                     "请改用其中之一（'auto' 是默认值）")
 
 
 def run_agent(question: str, *, client: Any = None, model: str | None = None,
@@ -148,16 +149,17 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
     < 1, a client without a model, and toolkit.llm.ConfigError (a ValueError) for a bad .env.
     """
     if not isinstance(question, str) or not question.strip():
-        raise ValueError(f"question must be a non-empty string, got {question!r}")
-    if not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1:
-        raise ValueError(f"max_turns must be an int >= 1, got {max_turns!r}")
-    if max_tool_failures is not None and (not isinstance(max_tool_failures, int)
-                                          or isinstance(max_tool_failures, bool) or max_tool_failures < 1):
-        raise ValueError(f"max_tool_failures must be an int >= 1 or None, got {max_tool_failures!r}")
+        raise ValueError(f"问题不能为空，收到 {question!r}：请把要问的话作为第一个参数传入，"
+                         "例如 run_agent(\"哪个类别销售额最高？\")")
+    if not _whole(max_turns) or max_turns < 1:
+        raise ValueError(f"max_turns 是最多调用几次模型，应是不小于 1 的整数，收到 {max_turns!r}：请改成 1 或更大，例如 6")
+    if max_tool_failures is not None and (not _whole(max_tool_failures) or max_tool_failures < 1):
+        raise ValueError(f"max_tool_failures 是同一工具连续失败几次后不再调用，应是不小于 1 的整数或 None，"
+                         f"收到 {max_tool_failures!r}：请改成 1 或更大，或 None（不限）")
     for name, fn in (("format_message", format_message), ("evaluate", evaluate), ("check", check),
                      ("clear", None if isinstance(clear, ClearPolicy) else clear)):
         if fn is not None and not callable(fn):
-            raise ValueError(f"{name} must be a function or None, got {type(fn).__name__}")
+            raise ValueError(f"{name} 应是一个函数或 None，收到 {type(fn).__name__}：请传函数本身（不加括号），或 None")
     client, model = _client_and_model(client, model)
     if registry is None:
         registry = executor.registry if executor is not None and len(executor.registry) else _default_registry()
@@ -177,8 +179,13 @@ def _client_and_model(client: Any, model: str | None) -> tuple[Any, str]:
         client, default_model = make_client()
         return client, model or default_model
     if not model:
-        raise ValueError("pass model='...' together with client=..., e.g. run_agent(q, client=c, model='qwen-plus')")
+        raise ValueError("传了 client 就要同时传 model：请写成 run_agent(问题, client=client, model=\"模型名\")，"
+                         "模型名与 client 连接的服务一致")
     return client, model
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _default_registry() -> ToolRegistry:

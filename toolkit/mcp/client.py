@@ -78,7 +78,7 @@ class MCPServer:
         self.timeouts = dict(timeouts or {})
         for limit in (call_timeout, start_timeout, *self.timeouts.values()):
             if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not limit > 0:
-                raise ValueError(f"时间上限应是大于 0 的秒数，收到 {limit!r}")
+                raise ValueError(f"时间上限应是大于 0 的秒数，收到 {limit!r}：请改成正数，例如 10")
         self.starts = 0
         self.tools: dict[str, types.Tool] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
