@@ -22,17 +22,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolkit import (HTTPStatusError, RetryableToolError, FatalToolError, TaskContext, Tool, ToolExecutor,
-                     ToolRegistry, ToolResult, classify_error, evaluate_tool_result, format_tool_message,
-                     parse_tool_call, parse_tool_result, shrink_json, smart_truncate)
+from toolkit import (FatalToolError, HTTPStatusError, RetryableToolError, TaskContext, Tool, ToolExecutor, ToolRegistry,
+                     ToolResult, classify_error, evaluate_tool_result, format_tool_message, parse_tool_call,
+                     parse_tool_result, shrink_json, smart_truncate)
 from toolkit.decisions import ACTIONS
 from toolkit.parsing import estimate_tokens
-from toolkit.shrink import dumps
-from toolkit.safety import detect_instructions, redact_value
 from toolkit.redaction import redact, safe_str
+from toolkit.safety import detect_instructions, redact_value
+from toolkit.shrink import dumps
 from toolkit.task_context import split_steps
 from toolkit.verify import check_answer
-
 
 QUICK, SLOW = 40, 1_300          # examples per target; 14 targets x 1,300 = 18,200 in the slow run
 TRIED: Counter = Counter()

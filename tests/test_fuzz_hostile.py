@@ -187,8 +187,8 @@ FRAGILE = register_format(WireFormat("fuzz_fragile", tool_schema=lambda name, de
 
 
 def check_message_values(value: Any, truncated: Any, fmt: str) -> None:
-    for given in (value, ToolResult("t", value, truncated=truncated)):
-        message = format_tool_message("t", "c1", given, fmt=fmt)
+    for handed in (value, ToolResult("t", value, truncated=truncated)):
+        message = format_tool_message("t", "c1", handed, fmt=fmt)
         content = message.get("content", message.get("output"))
         assert json.loads(content)["status"] in ("success", "partial", "error")
         if fmt == FRAGILE.name:  # it fails on every success: the model reads an error, in the format's shape

@@ -10,19 +10,18 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import os
 import random
 import re
 import string
 
 import pytest
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
-from toolkit import (HTTPStatusError, SimulatedClock, Tool, ToolExecutor, ToolRegistry, classify_error,
-                     format_tool_message, parse_tool_result, shrink_json, smart_truncate, use_clock)
-from toolkit.messages import tool_content
-from toolkit.safety import detect_instructions, normalize_for_scan, redact_value
+from toolkit import (HTTPStatusError, SimulatedClock, ToolExecutor, classify_error, format_tool_message,
+                     parse_tool_result, shrink_json, smart_truncate, use_clock)
 from toolkit.redaction import redact, safe_str
+from toolkit.safety import detect_instructions, normalize_for_scan, redact_value
 
 RNG = random.Random(11)
 TOKEN = "".join(RNG.choices(string.ascii_letters + string.digits, k=40))

@@ -12,7 +12,6 @@ patterns applied in linear time.
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 
 import pytest

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import email.utils
 import time
 
@@ -11,8 +12,8 @@ import pytest
 
 from toolkit import (FatalToolError, HTTPStatusError, PartialResult, RetryableToolError, RetryPolicy, ToolResult,
                      classify_error, error_from_envelope)
-from toolkit.results import ErrorInfo, parse_retry_after
 from toolkit.redaction import redact, safe_str
+from toolkit.results import ErrorInfo, parse_retry_after
 
 REQUEST = httpx2.Request("POST", "https://api.example.test/v1/chat/completions")
 
@@ -64,7 +65,7 @@ def test_partial_result_holds_data_and_what_is_missing():
     partial = PartialResult(data={"上海": "晴"}, missing="北京的天气接口超时")
     assert partial.data == {"上海": "晴"}
     assert partial.missing == "北京的天气接口超时"
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         partial.data = {}  # frozen
 
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from toolkit import (HTTPStatusError, RetryableToolError, RetryPolicy, SimulatedClock, Tool, ToolExecutor,
-                     ToolRegistry, classify_error, format_tool_message, parse_tool_result, use_clock)
+from toolkit import (HTTPStatusError, RetryableToolError, RetryPolicy, SimulatedClock, Tool, ToolExecutor, ToolRegistry,
+                     classify_error, format_tool_message, parse_tool_result, use_clock)
 from toolkit.messages import tool_content
 from toolkit.redaction import redact, safe_str
 
@@ -171,6 +171,7 @@ def test_config_errors_never_show_the_key() -> None:
 def test_agent_transcript_never_shows_the_key() -> None:
     pytest.importorskip("toolkit.agent")
     from support import scripted_client
+
     from toolkit.agent import run_agent
 
     registry = ToolRegistry([Tool(name, fn, name, SCHEMA) for name, fn in _tools().items()])

@@ -24,7 +24,7 @@ np = pytest.importorskip("numpy")
 from matplotlib import font_manager  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
-from toolkit import (Backoff, RetryPolicy, SimulatedClock, ToolExecutor, call_tool_with_retry,  # noqa: E402
+from toolkit import (Backoff, SimulatedClock, ToolExecutor, call_tool_with_retry,  # noqa: E402
                      ToolResult, inject_faults, smart_truncate, use_clock)
 from toolkit import simulation, viz  # noqa: E402
 from toolkit.truncate import truncate_parts  # noqa: E402

@@ -23,8 +23,8 @@ from .audit import CallRecords
 from .breaker import CircuitBreaker
 from .clock import Clock, get_clock, use_clock
 from .fitting import ToolKind, fit_and_redact
-from .hooks import Hook, HookError, ToolEvent, call_hooks
 from .guard import PluginError, own_failure
+from .hooks import Hook, HookError, ToolEvent, call_hooks
 from .plugins import ParseFn, RetryFn, TruncateFn, apply_parse, apply_truncate, run_retry_plugin
 from .redaction import redact, safe_str
 from .registry import Tool, ToolRegistry
@@ -102,7 +102,9 @@ class ToolExecutor:
         for label, plugin in (("parse", parse), ("truncate", truncate), ("retry", retry)):
             if plugin is not None and not callable(plugin):
                 raise ValueError(f"{label} 应是一个函数或 None，收到 {plugin!r}：请传函数本身（不加括号），或 None")
-        self.policy = policy if policy is not None else RetryPolicy(max_retries=3 if max_retries is None else max_retries)
+        if policy is None:
+            policy = RetryPolicy(max_retries=3 if max_retries is None else max_retries)
+        self.policy = policy
         self.max_retries = self.policy.max_retries
         self.budget = budget
         self.result_max_chars = result_max_chars
@@ -218,7 +220,8 @@ class ToolExecutor:
         now = get_clock().now()
         if outcome is None:
             info = classify_error(exc)
-            trace: tuple[Attempt, ...] = (Attempt(1, start, now, "error", info.error_type, info.error_code, info.message),)
+            trace: tuple[Attempt, ...] = (Attempt(1, start, now, "error", info.error_type, info.error_code,
+                                                  info.message),)
             error, error_type, code = info.message, info.error_type, info.error_code
         else:
             trace = outcome.trace
@@ -278,8 +281,9 @@ class ToolExecutor:
                 self._emit(ToolEvent("wait", name, call_id, attempt.end, attempt.number, wait=attempt.wait_after))
 
         def on_budget(kind: str, cost: int, tokens: int) -> None:
-            self._emit(ToolEvent(f"budget_{kind}", name, call_id, get_clock().now(), current[0],  # type: ignore[arg-type]
-                                 cost=cost, tokens=tokens))
+            event = ToolEvent(f"budget_{kind}", name, call_id, get_clock().now(),  # type: ignore[arg-type]
+                              current[0], cost=cost, tokens=tokens)
+            self._emit(event)
         return on_start, on_attempt, on_budget
 
     def _emit(self, event: ToolEvent) -> None:
@@ -411,7 +415,8 @@ def _release_frames(exc: BaseException) -> None:
     traceback would keep alive past the history's byte budget."""
     tb = exc.__traceback__
     if tb is not None:
-        exc.add_note("Traceback of the hook (kept as text):\n" + "".join(traceback.format_tb(tb.tb_next or tb)).rstrip())
+        frames = "".join(traceback.format_tb(tb.tb_next or tb)).rstrip()
+        exc.add_note("Traceback of the hook (kept as text):\n" + frames)
         exc.__traceback__ = None
 
 

@@ -109,7 +109,7 @@ def call_hooks(hooks: Iterable[Callable[[Any], Any]], payload: Any, errors: "deq
     """
     for hook in list(hooks):
         try:
-            run_plugin("hook", lambda: _plain(hook(payload)))
+            run_plugin("hook", lambda hook=hook: _plain(hook(payload)))
         except PluginError as failed:
             errors.append(HookError(_name(hook), kind, failed.detail, failed.raised or failed))
 

@@ -215,7 +215,8 @@ def _outcome(counted: "_Counted", value: Any, start: float) -> RetryOutcome:
         raise _wrong("retry", "(result, error)，error 为 None 或字符串", error)
     if inspect.isawaitable(result):
         raise _wrong("retry", "(result, error)，result 是工具的返回值", result)
-    attempts = [replace(a, wait_after=max(b.start - a.end, 0.0)) for a, b in zip(counted.attempts, counted.attempts[1:])]
+    attempts = [replace(a, wait_after=max(b.start - a.end, 0.0))
+                for a, b in zip(counted.attempts, counted.attempts[1:])]
     attempts += counted.attempts[len(attempts):]
     # the tool's last answer was opened when it came; a value the retry made up is opened here
     data, source, opened = counted.last_opened if result is counted.last_value else unwrap_envelope(result)

@@ -20,8 +20,8 @@ from typing import Any, Callable, Iterable
 
 from . import wording
 from .fitting import ToolKind
-from .results import ErrorCode, ErrorInfo, FATAL
 from .redaction import safe_str
+from .results import FATAL, ErrorCode, ErrorInfo
 from .schemas import SCHEMA_CHECK_SECONDS, SchemaTooSlow, schema_problem, schema_validator
 from .wire import ToolCall, WireFormat, get_format
 
@@ -171,7 +171,8 @@ class ToolRegistry:
             return None, ErrorInfo(FATAL, ErrorCode.BAD_TOOL_SCHEMA,
                                    wording.schema_too_slow(tool.name, self.check_seconds))
         except Exception as exc:  # a broken schema is the tool author's bug: say so
-            return None, ErrorInfo(FATAL, ErrorCode.BAD_TOOL_SCHEMA, wording.bad_tool_schema(tool.name, safe_str(exc, 200)))
+            return None, ErrorInfo(FATAL, ErrorCode.BAD_TOOL_SCHEMA,
+                                   wording.bad_tool_schema(tool.name, safe_str(exc, 200)))
         if problem is not None:
             return None, ErrorInfo(FATAL, ErrorCode.INVALID_ARGUMENTS, wording.arguments_invalid(tool.name, *problem))
         return arguments, None

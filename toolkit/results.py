@@ -70,7 +70,8 @@ def as_code(code: str) -> "ErrorCode | str":
 
 
 __all__ = [
-    "ErrorType", "RETRYABLE", "FATAL", "PARTIAL", "Status", "ErrorCode", "UNAVAILABLE_CODES", "as_code", "ToolResult", "PartialResult",
+    "ErrorType", "RETRYABLE", "FATAL", "PARTIAL", "Status", "ErrorCode", "UNAVAILABLE_CODES", "as_code", "ToolResult",
+    "PartialResult",
     "ToolError", "RetryableToolError", "FatalToolError", "ErrorInfo",
     "classify_error", "error_from_envelope", "unwrap_envelope",
 ]
@@ -331,7 +332,8 @@ def classify_error(exc: BaseException) -> ErrorInfo:
 
     if isinstance(exc, ToolError):
         kind = RETRYABLE if exc.error_type == RETRYABLE else FATAL
-        code = as_code(safe_str(exc.error_code, 80)) if isinstance(exc.error_code, str) and exc.error_code else ErrorCode.TOOL_ERROR
+        given = exc.error_code
+        code = as_code(safe_str(given, 80)) if isinstance(given, str) and given else ErrorCode.TOOL_ERROR
         return ErrorInfo(kind, code, detail or name, _seconds(getattr(exc, "retry_after", None)))
 
     status = _http_status(exc)
@@ -346,7 +348,8 @@ def classify_error(exc: BaseException) -> ErrorInfo:
     names = _class_names(exc)
     if isinstance(exc, TimeoutError) or "APITimeoutError" in names or "TimeoutException" in names:
         return ErrorInfo(RETRYABLE, ErrorCode.TIMEOUT, f"请求超时，可以稍后重试（{where}）")
-    if isinstance(exc, ConnectionError) or names & {"APIConnectionError", "ConnectError", "NetworkError", "RemoteProtocolError"}:
+    if isinstance(exc, ConnectionError) or names & {"APIConnectionError", "ConnectError", "NetworkError",
+                                                    "RemoteProtocolError"}:
         return ErrorInfo(RETRYABLE, ErrorCode.CONNECTION, f"网络连接失败，可以稍后重试（{where}）")
     if isinstance(exc, PermissionError):
         return ErrorInfo(FATAL, ErrorCode.PERMISSION_DENIED, f"权限不足，重试无用，需要用户授权（{where}）")

@@ -162,7 +162,7 @@ def _rules(answer: str, data: Any, knowledge: ToolKnowledge) -> list[str]:
     for rule in knowledge.answer_rules:
         name = safe_str(getattr(rule, "__name__", type(rule).__name__), 80)
         try:  # a tool's answer rule is its author's code (a plug-in): its failure is one more mismatch
-            problems += run_plugin(name, lambda: [safe_str(p, 300) for p in rule(answer, data) or ()])
+            problems += run_plugin(name, lambda rule=rule: [safe_str(p, 300) for p in rule(answer, data) or ()])
         except PluginError as failed:
             problems.append(f"答案规则 {name} 出错：{failed.detail}")
     return problems

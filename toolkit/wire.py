@@ -261,8 +261,8 @@ def parse_tool_call(tool_call: Any, fmt: "str | WireFormat | None" = None) -> To
         return get_format(fmt).parse_call(tool_call)
     for candidate in FORMATS.values():
         try:
-            if run_plugin(candidate.name, lambda: candidate.looks_like(tool_call)):
-                return run_plugin(candidate.name, lambda: candidate.parse_call(tool_call))
+            if run_plugin(candidate.name, lambda fmt=candidate: fmt.looks_like(tool_call)):
+                return run_plugin(candidate.name, lambda fmt=candidate: fmt.parse_call(tool_call))
         except PluginError:  # a registered format is a plug-in: one whose reader fails leaves the call to the next
             continue
     return _chat_call(tool_call)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 __all__ = ["GIVE_UP_REASONS", "samples", "seconds", "attempt_timed_out", "gave_up", "partial_missing", "circuit_open",
            "fallback_note", "fallback_unavailable_note", "fallback_refused", "unknown_tool", "arguments_not_json",
-           "arguments_not_object", "arguments_invalid", "bad_tool_schema", "schema_too_slow", "plugin_failed", "plugin_wrong_type",
+           "arguments_not_object", "arguments_invalid", "bad_tool_schema", "schema_too_slow", "plugin_failed",
+           "plugin_wrong_type",
            "unreadable_output", "max_retries_beside_policy", "bad_max_retries", "bad_seconds"]
 
 GIVE_UP_REASONS = {

@@ -2,9 +2,9 @@
 
 `ApprovalGate` is the loop's way of running a reply's tool calls when some of them need approval
 (toolkit.approval), their own or their fallback's: the calls before such a call run, then the `approve` setting
-decides; with no decision the run pauses (`Paused`) and `resume(run, approved, reason)` goes on from that call. `cleared(clear, messages)` is
-what the model is sent under run_agent's `clear=`: a ClearPolicy, or a student's function, whose failure never
-stops the run.
+decides; with no decision the run pauses (`Paused`) and `resume(run, approved, reason)` goes on from that call.
+`cleared(clear, messages)` is what the model is sent under run_agent's `clear=`: a ClearPolicy, or a student's
+function, whose failure never stops the run.
 """
 from __future__ import annotations
 

@@ -24,16 +24,12 @@ result presented directly is shown as complete, a summary replaces the data),
 so the model reads what the road decided. An evaluate that takes a `next_step`
 keyword is told the task's step still to do after this one (from the TaskContext).
 
-Three plug-in points let a student replace one piece (each a keyword of run_agent):
-format_message (how a result becomes the tool message), evaluate (what to do
-with a result: recorded, and put in the message) and check (the verdict on the
-final answer, in run.check). Each may be sync or async (an async one is awaited).
-A plug-in that raises (GeneratorExit and a CancelledError of its own included)
-or returns the wrong type never crashes the run: the model gets an error result
-(PLUGIN_ERROR, naming the plug-in), or the run gets an error reason. What
-format_message returns is treated like tool output (toolkit.plugins.plugin_message):
-only role, tool_call_id and content pass, the content redacted, within the
-budget, with warnings for instruction-like text.
+Three plug-in points let a student replace one piece (each a keyword of run_agent, sync or async):
+format_message (how a result becomes the tool message), evaluate (what to do with a result:
+recorded, and put in the message) and check (the verdict on the final answer, in run.check).
+Each runs under toolkit.guard.run_plugin: one that fails in any way never crashes the run, the
+model gets an error result (PLUGIN_ERROR, naming the plug-in) or the run an error reason. What
+format_message returns is treated like tool output (toolkit.plugins.plugin_message).
 """
 from __future__ import annotations
 
@@ -47,8 +43,8 @@ from ..clearing import ClearPolicy, context_chars, with_read_more
 from ..clock import get_clock
 from ..decisions import apply_decision, evaluate_tool_result
 from ..executor import ToolExecutor
-from ..messages import decision_for_model, format_tool_message
 from ..guard import PluginError, run_plugin
+from ..messages import decision_for_model, format_tool_message
 from ..plugins import MESSAGE_FIELDS_CHARS, plugin_message
 from ..redaction import redact, safe_str
 from ..registry import ToolRegistry
@@ -366,8 +362,8 @@ class _Loop(ApprovalGate):
         return ToolResult(call.name or "(unknown)", None,
                           f"重复调用：与第 {earlier[0]} 次调用相同（同一工具、同样参数），结果不会改变，"
                           "请换参数或直接根据已有结果回答",
-                          error_type=FATAL, error_code=ErrorCode.REPEATED_CALL, attempts=0, truncated=False, call_id=call.id,
-                          started_at=self.clock.now(), args_summary=safe_str(call.arguments, 200))
+                          error_type=FATAL, error_code=ErrorCode.REPEATED_CALL, attempts=0, truncated=False,
+                          call_id=call.id, started_at=self.clock.now(), args_summary=safe_str(call.arguments, 200))
 
     def _decide(self, result: ToolResult) -> tuple[ToolResult, dict | None]:
         """Run the evaluate plug-in on `result`: (the result as the decision presents it, the decision), the
@@ -436,7 +432,8 @@ class _Loop(ApprovalGate):
     def _check(self) -> None:
         record = self.run_record
         try:
-            record.check = run_plugin("check", lambda: call_plugin(self.check, record.answer, list(record.tool_results)))
+            record.check = run_plugin("check", lambda: call_plugin(self.check, record.answer,
+                                                                   list(record.tool_results)))
         except PluginError as failed:
             record.check = None
             record.error = f"插件 check 出错：{failed.detail}"

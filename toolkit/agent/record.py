@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..results import ErrorCode, ToolResult
 from ..redaction import redact, safe_str
+from ..results import ErrorCode, ToolResult
 from ..shrink import dumps
 from ..task_context import TaskContext
 

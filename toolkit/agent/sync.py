@@ -83,7 +83,7 @@ def run_sync(coro: Coroutine) -> Any:
     except RuntimeError:
         box = asyncio.run(_boxed(coro))
         if box.error is not None:
-            raise box.error
+            raise box.error from None  # the coroutine's own exception, not the missing loop's
         return box.value
     caller = asyncio.current_task()  # the cell's task, blocked here while the batch runs
     runner = _Runner(coro)

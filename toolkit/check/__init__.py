@@ -20,8 +20,8 @@ The referee never shares a process with the player. Three kinds of process:
     student code: the `python -m toolkit.check` process; for `check(fn)` in a notebook, a
     referee process the kernel starts once and reuses (_referee.py); pytest for `run_checks`;
   - a worker (_worker.py; a fork of a clean server process that imported the toolkit once,
-    multiprocessing's forkserver; spawn on Windows) loads the student's object from cloudpickle bytes and runs it when the
-    referee asks: a plain call, or a probe (checker code that builds scripted tools and a
+    multiprocessing's forkserver; spawn on Windows) loads the student's object from cloudpickle bytes and runs it when
+    the referee asks: a plain call, or a probe (checker code that builds scripted tools and a
     simulated clock next to the object and records what it did). Only plain data comes back
     (_plain.py): a str subclass with an always-true __eq__ is not a str and equals nothing;
   - from a shell, a loader (a worker in its other role) runs the notebook's code cells in an

@@ -1,8 +1,9 @@
 """Chapter 06's own checks: the student's executor class (MyExecutor), step by step.
 
 Retry (step 1): only failures that heal are retried, a sync tool runs once, max_retries counts retries,
-waits are jittered on the simulated clock, an error envelope returned by a tool is a failure. Budget (step 2): `data` is a JSON value within
-result_max_chars, a long list stays a list of whole records, the full output is kept in `artifact`.
+waits are jittered on the simulated clock, an error envelope returned by a tool is a failure. Budget (step 2):
+`data` is a JSON value within result_max_chars, a long list stays a list of whole records, the full output is kept
+in `artifact`.
 Records (step 3): `call_history` keeps each call up to `history_limit`, `get_summary()` counts all calls.
 The original course's executor passes two of them (a transient failure is retried; each call is recorded).
 """

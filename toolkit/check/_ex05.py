@@ -57,7 +57,7 @@ def check_failure_says_left(play: Any) -> None:
         if step not in suggestion:
             raise Fail(f"{why}，任务还有下一步：{action} 的 suggestion 要写出还没做的那一步（{step}）的原文，"
                        f"模型才会告诉用户任务没做完，得到 {suggestion!r}")
-    for result, action, why in cases:  # no step left (None or ""): nothing is said to be left, both alike
+    for result, _action, why in cases:  # no step left (None or ""): nothing is said to be left, both alike
         said = {step: str(chapter.decide(play, result, next_step=step).get("suggestion", "")) for step in (None, "")}
         if "None" in said[None] or said[None] != said[""]:
             raise Fail(f"{why}，任务没有下一步了（next_step=None 或 ''）：suggestion 不该写出一步，两种写法也该一样，"

@@ -259,7 +259,7 @@ def blob_of(obj: Any) -> bytes:
 
     module = sys.modules.get(getattr(obj, "__module__", None) or "")
     by_value = module is not None and module.__name__ != "__main__" and \
-        not module.__name__.split(".")[0] in ("toolkit", "builtins") and getattr(module, "__file__", None)
+        module.__name__.split(".")[0] not in ("toolkit", "builtins") and getattr(module, "__file__", None)
     if by_value:
         cloudpickle.register_pickle_by_value(module)
     try:

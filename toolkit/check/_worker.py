@@ -1,8 +1,8 @@
 """The worker: a process of its own where the student's code runs, and nothing of the referee's.
 
 Started by the referee (multiprocessing: forked from a clean fork server that has imported
-the toolkit, or spawned where there is none, on Windows) and driven over one pipe. The referee's requests are pickled (the
-referee is trusted); every answer is JSON (toolkit.check._plain), so nothing
+the toolkit, or spawned where there is none, on Windows) and driven over one pipe. The referee's requests are pickled
+(the referee is trusted); every answer is JSON (toolkit.check._plain), so nothing
 the student's code builds is ever unpickled where verdicts are taken. The
 referee ends the worker when an answer is late; the worker ends itself when the
 referee goes away.
@@ -198,8 +198,8 @@ def serve(conn: Any, sandbox: dict | None = None) -> None:
         REAL_SLEEPS.clear()
         captured = io.StringIO()
 
-        def report() -> dict:
-            return {"sleeps": list(REAL_SLEEPS), "printed": captured.getvalue()[:2000]}
+        def report() -> dict:  # called within this turn of the loop
+            return {"sleeps": list(REAL_SLEEPS), "printed": captured.getvalue()[:2000]}  # noqa: B023
 
         with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
             if op == "invoke":

@@ -25,7 +25,8 @@ class ModelReply:
     """One assistant turn: its text (or None), its tool calls as plain dicts, and why it stopped."""
 
     content: str | None
-    tool_calls: list[dict] = field(default_factory=list)  # {"id", "type": "function", "function": {"name", "arguments"}}
+    # each {"id", "type": "function", "function": {"name", "arguments"}}
+    tool_calls: list[dict] = field(default_factory=list)
     finish_reason: str | None = None
 
     def message(self) -> dict:

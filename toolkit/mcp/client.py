@@ -33,9 +33,9 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
+from ..redaction import safe_str
 from ..registry import Tool, ToolRegistry
 from ..results import ErrorCode
-from ..redaction import safe_str
 from ..schemas import SCHEMA_CHECK_SECONDS
 from .results import APPROVAL_META, KIND_META, envelope_from_result, error_envelope
 

@@ -21,11 +21,12 @@ import json
 from typing import Any
 
 from .. import wording
-from ..results import ErrorCode
 from ..redaction import safe_str
+from ..results import ErrorCode
 from ..schemas import SCHEMA_CHECK_SECONDS, SchemaTooSlow, schema_problem, schema_validator
 
-__all__ = ["APPROVAL_META", "ERROR_META", "KIND_META", "INVALID_STRUCTURED_CONTENT", "envelope_from_result", "error_envelope", "block_value"]
+__all__ = ["APPROVAL_META", "ERROR_META", "KIND_META", "INVALID_STRUCTURED_CONTENT", "envelope_from_result",
+           "error_envelope", "block_value"]
 
 ERROR_META = "toolresultlab/error"  # {"code": ..., "retryable": bool} beside an isError result
 KIND_META = "toolresultlab/kind"    # a tool's kind in the toolkit ("query" / "read" / "write")
@@ -105,7 +106,8 @@ def envelope_from_result(result: Any, output_schema: dict | None = None, source:
         meta = (getattr(result, "meta", None) or {}).get(ERROR_META)
         text = " ".join(v for v in map(block_value, blocks) if isinstance(v, str)) or "工具报告了错误，但没有说明原因"
         if isinstance(meta, dict) and meta.get("code"):
-            return error_envelope(safe_str(meta["code"], 80), safe_str(text, 500), meta.get("retryable") is True, source)
+            return error_envelope(safe_str(meta["code"], 80), safe_str(text, 500), meta.get("retryable") is True,
+                                  source)
         return error_envelope(ErrorCode.TOOL_ERROR, safe_str(text, 500), False, source)
     structured = getattr(result, "structured_content", None)
     if output_schema is not None:

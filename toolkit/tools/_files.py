@@ -19,7 +19,8 @@ from typing import Any, Union
 
 
 
-__all__ = ["DATA_DIR_ENV", "LOGICAL_PREFIX", "DataDir", "data_dir", "resolve_input", "find_input", "envelope", "error_envelope",
+__all__ = ["DATA_DIR_ENV", "LOGICAL_PREFIX", "DataDir", "data_dir", "resolve_input", "find_input", "envelope",
+           "error_envelope",
            "load_json_data"]
 
 DATA_DIR_ENV = "TOOLKIT_DATA_DIR"

@@ -244,7 +244,8 @@ class CallStatsChart:
         for a in (a for r in results for a in r.trace):
             outcome = attempt_outcome(a)
             if outcome != "ok":
-                codes.setdefault("PARTIAL" if outcome == "partial" else str(a.error_code or ErrorCode.UNKNOWN), Counter())[outcome] += 1
+                code = "PARTIAL" if outcome == "partial" else str(a.error_code or ErrorCode.UNKNOWN)
+                codes.setdefault(code, Counter())[outcome] += 1
         order = sorted(codes, key=lambda code: (-sum(codes[code].values()), code))
         labels = [f"{name}\n成功率 {by_tool[name]['ok'] / sum(by_tool[name].values()):.0%}" for name in names]
         left = max([0.8] + [text_inches(t, font_pt(8, self.big)) + 0.15 for t in labels + order])

@@ -59,8 +59,8 @@ class TimelineChart:
             self.boxes = {key: ax.add_collection(PolyCollection([], facecolors=color, edgecolors="white",
                                                                 linewidths=0.4, gid=f"attempts-{key}"))
                           for key, color in OUTCOME_COLORS.items()}
-            self.instants = ax.scatter([], [], s=22 * self.k ** 2, marker="o", edgecolors="#333333", linewidths=0.5, zorder=3,
-                                       gid="instant-attempts")
+            self.instants = ax.scatter([], [], s=22 * self.k ** 2, marker="o", edgecolors="#333333", linewidths=0.5,
+                                       zorder=3, gid="instant-attempts")
             self.waits = ax.add_collection(LineCollection([], colors=WAIT_COLOR, linestyles=":", linewidths=1.2,
                                                           gid="waits"))
             self.limited = ax.add_collection(LineCollection([], colors=RETRY_AFTER_COLOR, linestyles="--",
