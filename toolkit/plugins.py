@@ -45,8 +45,9 @@ T = TypeVar("T")
 
 
 def _wrong(plugin: str, expected: str, got: Any) -> PluginError:
-    if inspect.iscoroutine(got):
-        got.close()  # no "coroutine was never awaited" warning
+    if inspect.isawaitable(got):
+        if inspect.iscoroutine(got):
+            got.close()  # no "coroutine was never awaited" warning
         shown = "未等待的协程（缺少 await）"
     else:
         shown = type(got).__name__
