@@ -51,6 +51,7 @@ class Decision(TypedDict, total=False):
     dropped: str             # present_broadened: the conditions the program dropped, in words
     next_step: str           # call_more_tools: the task's step still to do
 
+
 SUGGESTIONS: dict[str, str] = {
     ErrorCode.PERMISSION_DENIED: "请用户授权或换一个有权限的操作，不要自行猜测权限",
     ErrorCode.FORBIDDEN: "请用户授权或换一个有权限的操作，不要自行猜测权限",

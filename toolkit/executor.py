@@ -129,7 +129,7 @@ class ToolExecutor:
         a return value that cannot be read. KeyboardInterrupt, SystemExit and a cancellation from outside
         propagate. TypeError (in Chinese) for a tool_fn that is not a function."""
         if not callable(tool_fn):
-            raise TypeError(f"execute 的第一个参数应是工具函数本身，收到 {type(tool_fn).__name__}：请传函数名，不要加括号调用它")
+            raise TypeError(wording.not_a_tool("execute 的第一个参数", tool_fn))
         with self._clock_scope():
             result = await self._execute(tool_fn, tool_name, args, kwargs)
         assert result is not None  # no fallback was offered, so the breaker's refusal is a result too

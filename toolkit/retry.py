@@ -46,7 +46,7 @@ class RetryBudget:
         for name in ("capacity", "retry_cost", "timeout_cost", "success_refund"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"RetryBudget 的 {name} 应是不小于 0 的整数（令牌数），收到 {value!r}：请改成 0 或正整数")
+                raise ValueError(wording.bad_tokens(name, value))
         if self.tokens < 0:
             self.tokens = self.capacity
 
@@ -178,10 +178,10 @@ class RetryOutcome(tuple[Any, "str | None"]):
         return self
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"RetryOutcome 是记录下来的结果，不能修改 {name}：需要不同的值请另建一个变量")
+        raise AttributeError(wording.frozen_outcome(name))
 
     def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"RetryOutcome 是记录下来的结果，不能删除 {name}")
+        raise AttributeError(wording.frozen_outcome(name))
 
     def __getnewargs_ex__(self) -> tuple[tuple, dict]:  # copy and pickle
         return (self[0], self[1]), {"trace": self.trace, "info": self.info, "gave_up": self.gave_up,
@@ -310,7 +310,7 @@ async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tup
     the budget (and on a denial); all are the caller's code and may raise.
     """
     if not callable(tool_fn):
-        raise TypeError(f"tool_fn 应是工具函数本身，收到 {type(tool_fn).__name__}：请传函数名，不要加括号调用它")
+        raise TypeError(wording.not_a_tool("tool_fn", tool_fn))
     kwargs = kwargs or {}
     clock = get_clock()
     start = t0 = clock.now()

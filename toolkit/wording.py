@@ -10,7 +10,7 @@ from __future__ import annotations
 __all__ = ["GIVE_UP_REASONS", "samples", "seconds", "attempt_timed_out", "gave_up", "partial_missing", "circuit_open",
            "fallback_note", "fallback_unavailable_note", "fallback_refused", "unknown_tool", "arguments_not_json",
            "arguments_not_object", "arguments_invalid", "bad_tool_schema", "schema_too_slow", "plugin_failed",
-           "plugin_wrong_type",
+           "plugin_wrong_type", "bad_tokens", "frozen_outcome", "not_a_tool",
            "unreadable_output", "max_retries_beside_policy", "bad_max_retries", "bad_seconds"]
 
 GIVE_UP_REASONS = {
@@ -119,6 +119,21 @@ def bad_max_retries(value: object) -> str:
 def bad_seconds(name: str, value: object) -> str:
     """The ValueError for a RetryPolicy time limit (attempt_timeout, deadline) that is not a positive number."""
     return f"{name} 应该是大于 0 的秒数，或者 None（不设限），收到的是 {value!r}：请改成正数或 None"
+
+
+def bad_tokens(name: str, value: object) -> str:
+    """The ValueError for a RetryBudget setting that is not a whole number of tokens >= 0."""
+    return f"RetryBudget 的 {name} 应是不小于 0 的整数（令牌数），收到 {value!r}：请改成 0 或正整数"
+
+
+def frozen_outcome(name: str) -> str:
+    """The AttributeError for setting a field of a RetryOutcome, a record of what happened."""
+    return f"RetryOutcome 是记录下来的结果，不能修改 {name}：需要不同的值请另建一个变量"
+
+
+def not_a_tool(where: str, value: object) -> str:
+    """The TypeError for a tool's result handed over where the tool itself is wanted (a student's mistake)."""
+    return f"{where} 应是工具函数本身，收到 {type(value).__name__}：请传函数名，不要加括号调用它"
 
 
 def samples() -> list[str]:

@@ -145,7 +145,7 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
     < 1, a client without a model, and toolkit.llm.ConfigError (a ValueError) for a bad .env.
     """
     if not isinstance(question, str) or not question.strip():
-        raise ValueError(f"问题不能为空，收到 {question!r}：请把要问的话作为第一个参数传入，"
+        raise ValueError(f"question（要问的问题）不能为空，收到 {question!r}：请把要问的话作为第一个参数传入，"
                          "例如 run_agent(\"哪个类别销售额最高？\")")
     if not _whole(max_turns) or max_turns < 1:
         raise ValueError(f"max_turns 是最多调用几次模型，应是不小于 1 的整数，收到 {max_turns!r}：请改成 1 或更大，例如 6")
