@@ -140,7 +140,7 @@ class ToolResult:
 
     def __repr__(self) -> str:
         """Every field but `trace`, each bounded and redacted (safe_repr): the full output in `artifact` may be
-        megabytes, hold keys, or be a value whose own __repr__ raises; repr() of the result never raises."""
+        megabytes, hold keys, or be a value whose own __repr__ fails (it is named by its type instead)."""
         shown = ", ".join(f"{f.name}={safe_repr(getattr(self, f.name), 300)}" for f in fields(self) if f.repr)
         return f"ToolResult({shown})"
 

@@ -150,4 +150,4 @@ def samples() -> list[str]:
             arguments_invalid("get_weather", "city", "'火星' is not one of ['上海']"),
             bad_tool_schema("get_weather", "'no-such-type' is not valid"), schema_too_slow("get_weather", 1.0),
             plugin_failed("parse", "KeyError: 'data'"), plugin_wrong_type("truncate", "字符串 str", "NoneType"),
-            unreadable_output("RuntimeError: __class__")]
+            unreadable_output("StoreClosed: 存储已关闭")]
