@@ -1,8 +1,10 @@
 """Shared fixtures: `sim_clock` (simulated time), `serve` (scripted model servers), `ctrl_c` (SIGINT
-delivered); nothing autouse."""
+delivered), `chapters_my_toolkit` (the pieces chapters 01-07 save); nothing autouse."""
 from __future__ import annotations
 
+import shutil
 import signal
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
@@ -44,3 +46,14 @@ def ctrl_c() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+@pytest.fixture
+def chapters_my_toolkit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """TOOLKIT_MY_DIR at a copy of what chapters 01-07 save (tests/chapters_my_toolkit), for one test: chapter code
+    that reads the earlier chapters' pieces (toolkit.mine.pieces) gets the chapters' own, as under nbval."""
+    folder = tmp_path / "my_toolkit"
+    shutil.copytree(Path(__file__).resolve().parent / "chapters_my_toolkit", folder,
+                    ignore=shutil.ignore_patterns("README.md", "__pycache__"))
+    monkeypatch.setenv("TOOLKIT_MY_DIR", str(folder))
+    return folder

@@ -82,7 +82,7 @@ PIECES = {
     "05": (r"^def evaluate_tool_result\(", r"\bevaluate=", r"from toolkit import .*\bevaluate_tool_result\b"),
     "06": (r"^class MyExecutor\b", r"\bexecutor=", r"from toolkit import .*\bToolExecutor\b"),
     "10": (r"^def clear_old_results\(", r"\bclear=", r"from toolkit\.clearing import .*\bclear_tool_results\b"),
-    "07": (r"^async def run_my_agent\(", r"\bexecutor=ToolExecutor\(", r"from toolkit\.agent import .*\brun_agent\b"),
+    "07": (r"^async def run_my_agent\(", r"\bexecutor=my\.executor\(", r"from toolkit\.agent import .*\brun_agent\b"),
 }
 QUESTION = re.compile(r"\*\*想一想 (\d+)：\*\*")
 SOURCE_LINK = re.compile(r"\[([^\]]*)\]\(\.\./(toolkit/[^)#\s]+\.py)(?:#L(\d+)(?:-L(\d+))?)?\)")

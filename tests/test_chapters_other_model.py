@@ -2,21 +2,32 @@
 
 A second scripted model, written here on the standard library's http.server (not the
 toolkit's offline server), listens on 127.0.0.1. It behaves like a different model
-would: it asks for every tool a question needs in one turn (parallel tool calls, where
-the offline model asks one per turn), passes no optional arguments, and words its
-answers in its own way. Like the real API it refuses (HTTP 400, in OpenAI's words) a
+would, and makes its own choices: each conversation (a new question) gets the next of
+three habits in turn, so every chapter meets more than one of them:
+
+  - "parallel": asks for every tool the question needs in one turn (parallel tool calls,
+    where the offline model asks one per turn), passes no optional arguments;
+  - "text": answers in text at once, without calling any tool it was offered;
+  - "reversed": calls the tools one per turn in the other order (the flights before the
+    weather; chapter 10's notices sent page by page while it reads, not after);
+
+it never keeps notes in its own messages (chapter 10's offline model does), and words its
+answers in its own way. `OTHER_MODEL_HABIT=text` (or another habit) gives every conversation that habit: a
+maintainer's way to walk each chapter through each habit in turn. Like the real API it refuses (HTTP 400, in OpenAI's words) a
 conversation whose tool calls and results do not pair: an assistant's tool_calls not
 each answered by a tool message right after it, or a tool message answering no call. The chapter notebooks are pointed at it only through the
 environment (MODEL_BASE_URL, MODEL_NAME, OPENAI_API_KEY, as toolkit.llm.config reads
 them; TOOLKIT_DOTENV=none keeps any .env out), executed top to bottom with nbclient
-without comparing outputs, and must finish without a cell error. A chapter whose code
-talks to the configured model must really have reached this server.
+without comparing outputs, and must finish without a cell error, having really reached this
+server. Only the chapters whose code talks to the configured model run (TALKS_TO_MODEL): the others
+cannot tell one model from another.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -28,16 +39,20 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+CAPSTONE, CHAPTERS_MY_TOOLKIT = "11_capstone.ipynb", ROOT / "tests" / "chapters_my_toolkit"
 MODEL_NAME = "another-model-v2"
 API_KEY = "other-model-test-key"  # not key-shaped on purpose: nothing to redact, nothing to leak
 TAG = "〔另一个模型〕"
-# code that talks to whatever model the environment configures (AgentPanel asks it too, in its honest mode)
-TALKS_TO_MODEL = re.compile(r"\brun_agent\(|\bmake_client\(\s*\)|\bAgentPanel\(")
+# code that talks to whatever model the environment configures (AgentPanel asks it too, in its honest mode, and the
+# capstone's runs): only such chapters can behave differently here, so only they run again (02 and 03 do not talk)
+TALKS_TO_MODEL = re.compile(r"\brun_agent\(|\bmake_client\(|\bAgentPanel\(|\btoolkit\.(agent|llm|mcp|capstone)\b")
+TALKING = [p for p in NOTEBOOKS if TALKS_TO_MODEL.search("\n".join(
+    c.source for c in nbformat.read(p, as_version=4).cells if c.cell_type == "code"))]
 CITY = re.compile(r"(北京|上海|广州|深圳|杭州|成都)")
 ROUTE = re.compile(r"(北京|上海|广州|深圳|杭州|成都)飞(北京|上海|广州|深圳|杭州|成都)")
 # a chapter's deliberate unpaired tool call, refused with HTTP 400 as by the real API: chapter 07's troubleshooting
-# row "漏了 tool 消息" sends one; chapter 10's first clear_old_results deletes tool messages
-BREAKS_PAIRS = {"07_sales_agent": 1, "10_long_runs": 1}
+# row "漏了 tool 消息" sends one (chapter 10's first clear_old_results breaks the pairs too, on the offline model)
+BREAKS_PAIRS = {"07_sales_agent": 1}
 
 
 # --- the other model ---------------------------------------------------------------------------
@@ -89,51 +104,70 @@ def _sentence(name: str, content: Any) -> str:
     return f"{name} 查到：{json.dumps(body.get('result', body) if isinstance(body, dict) else body, ensure_ascii=False)[:160]}"
 
 
-def _long_task(question: str, tools: set[str], after: list[dict], n: int) -> dict | None:
-    """Chapter 10's task in this model's habits: read every page first (no notes), then write to everyone in one
-    turn of parallel calls, then answer; None when the question is not that task."""
+HABITS = ("parallel", "text", "reversed")  # one per conversation, in turn (see the module's docstring)
+
+
+def _call(n: int, i: int, name: str, args: dict) -> dict:
+    return {"id": f"other_{n}_{i}", "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
+
+
+def _page_orders(text: str) -> dict[str, list[str]]:
+    """{customer: order ids} of the rows on one read_more page (rows cut at its edges are left out)."""
+    orders: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        try:
+            row = json.loads(line.strip().rstrip(","))
+        except ValueError:
+            continue
+        if isinstance(row, dict) and "customer" in row:
+            orders.setdefault(row["customer"], []).append(row["order_id"])
+    return orders
+
+
+def _long_task(question: str, tools: set[str], after: list[dict], n: int, habit: str) -> dict | None:
+    """Chapter 10's task in this model's habits, without notes: read every page first, then write to everyone in
+    one turn of parallel calls ("parallel"); or write to each page's customers as soon as the page is read
+    ("reversed"); then answer. None when the question is not that task."""
     if not {"query_orders", "read_more", "send_notice"} <= tools or "已支付" not in question:
         return None
     calls = {c.get("id"): c.get("function", {}) for m in after if m.get("role") == "assistant"
              for c in m.get("tool_calls") or []}
     results = [(calls.get(m.get("tool_call_id"), {}).get("name"), str(m.get("content") or ""))
                for m in after if m.get("role") == "tool"]
-
-    def call(name: str, args: dict, i: int = 0) -> dict:
-        return {"id": f"other_{n}_{i}", "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
-
     if not results:
-        return {"role": "assistant", "content": None, "tool_calls": [call("query_orders", {"status": "已支付"})]}
-    if any(name == "send_notice" for name, _ in results):
-        sent = sum(1 for name, text in results if name == "send_notice" and '"status": "success"' in text)
-        return {"role": "assistant", "content": f"{TAG}通知都处理完了：成功发出 {sent} 条。"}
+        return {"role": "assistant", "content": None, "tool_calls": [_call(n, 0, "query_orders", {"status": "已支付"})]}
     handle = re.search(r'"result_id": (\d+)', results[0][1])
     last = json.loads(results[-1][1]) if results[-1][1].startswith("{") else {}
-    page = last.get("result") if isinstance(last.get("result"), dict) else {}
-    if handle and (len(results) == 1 or page.get("next_offset") is not None):
-        offset = page.get("next_offset") or 0 if len(results) > 1 else 0
+    pages = [json.loads(text).get("result") or {} for name, text in results if name == "read_more" and text.startswith("{")]
+    pages = [page for page in pages if isinstance(page, dict)]
+    if habit == "reversed" and results[-1][0] == "read_more" and pages:
+        written = _page_orders(str(pages[-1].get("text", "")))
+        if written:
+            return {"role": "assistant", "content": None,
+                    "tool_calls": [_call(n, i, "send_notice", {"customer": c, "order_ids": ids, "message": "您的订单已付款。"})
+                                   for i, (c, ids) in enumerate(written.items())]}
+    done_reading = bool(pages) and pages[-1].get("next_offset") is None
+    if handle and not done_reading and (results[-1][0] != "read_more" or isinstance(last.get("result"), dict)):
+        offset = pages[-1].get("next_offset") or 0 if pages else 0
         return {"role": "assistant", "content": None,
-                "tool_calls": [call("read_more", {"result_id": int(handle.group(1)), "offset": offset})]}
+                "tool_calls": [_call(n, 0, "read_more", {"result_id": int(handle.group(1)), "offset": offset})]}
+    sent = sum(1 for name, text in results if name == "send_notice" and '"status": "success"' in text)
+    if habit == "reversed" or any(name == "send_notice" for name, _ in results):
+        return {"role": "assistant", "content": f"{TAG}通知都处理完了：成功发出 {sent} 条。"}
     orders: dict[str, list[str]] = {}
-    for name, text in results:
-        body = json.loads(text) if name == "read_more" and text.startswith("{") else {}
-        for line in str((body.get("result") or {}).get("text", "")).splitlines():
-            try:
-                row = json.loads(line.strip().rstrip(","))
-            except ValueError:
-                continue
-            if isinstance(row, dict) and "customer" in row:
-                orders.setdefault(row["customer"], []).append(row["order_id"])
+    for page in pages:
+        for customer, ids in _page_orders(str(page.get("text", ""))).items():
+            orders.setdefault(customer, []).extend(ids)
     if not orders:
         return {"role": "assistant", "content": f"{TAG}没有读到订单，无法发通知。"}
     return {"role": "assistant", "content": None,
-            "tool_calls": [call("send_notice", {"customer": c, "order_ids": ids, "message": "您的订单已付款。"}, i)
+            "tool_calls": [_call(n, i, "send_notice", {"customer": c, "order_ids": ids, "message": "您的订单已付款。"})
                            for i, (c, ids) in enumerate(orders.items())]}
 
 
-def other_model(request: dict) -> dict:
-    """A Chat Completions response body, in this model's own words and habits."""
+def other_model(request: dict, habit: str = "parallel") -> dict:
+    """A Chat Completions response body, in this model's own words and with the given habit (HABITS)."""
     messages = request.get("messages") or []
     tools = {t["function"]["name"] for t in request.get("tools") or [] if isinstance(t, dict) and "function" in t}
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
@@ -143,17 +177,19 @@ def other_model(request: dict) -> dict:
              for m in after if m.get("role") == "assistant" for c in m.get("tool_calls") or []}
     results = [(names.get(m.get("tool_call_id"), "工具"), m.get("content")) for m in after if m.get("role") == "tool"]
     n = len(messages)
-    message: dict[str, Any] = _long_task(question, tools, after, n) or {"role": "assistant", "content": None}
-    if message.get("content") or message.get("tool_calls"):
-        pass
+    needed = _calls_for(question, tools)
+    message: dict[str, Any] = {"role": "assistant", "content": None}
+    if habit == "text" and tools:
+        message["content"] = f"{TAG}我没有调用工具，直接回答：这个问题需要查数据，我手上没有可靠的数字。"
+    elif (long_task := _long_task(question, tools, after, n, habit)) is not None:
+        message = long_task
+    elif habit == "reversed" and len(results) < len(needed):
+        name, args = needed[::-1][len(results)]
+        message["tool_calls"] = [_call(n, 0, name, args)]
+    elif not results and needed:
+        message["tool_calls"] = [_call(n, i, name, args) for i, (name, args) in enumerate(needed)]
     elif not results:
-        calls = _calls_for(question, tools)
-        if calls:
-            message["tool_calls"] = [{"id": f"other_{n}_{i}", "type": "function",
-                                      "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
-                                     for i, (name, args) in enumerate(calls)]
-        else:
-            message["content"] = f"{TAG}这个问题我手上没有合适的工具，给不出可靠的答案。"
+        message["content"] = f"{TAG}这个问题我手上没有合适的工具，给不出可靠的答案。"
     else:
         message["content"] = TAG + "；".join(_sentence(name, content) for name, content in results) + "。"
     return {"id": f"chatcmpl-other-{n}", "object": "chat.completion", "created": 0, "model": request.get("model"),
@@ -190,6 +226,7 @@ def unpaired(messages: list) -> dict | None:
 
 class _Handler(BaseHTTPRequestHandler):
     server: "OtherModelServer"
+    disable_nagle_algorithm = True  # headers and body are two writes: without it each reply waited ~40 ms for an ACK
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -205,7 +242,7 @@ class _Handler(BaseHTTPRequestHandler):
             with self.server.lock:
                 self.server.refused.append(refused)
             return self._send(400, refused)
-        reply = other_model(body)
+        reply = other_model(body, self.server.habit_of(body.get("messages") or []))
         if not body.get("stream"):
             return self._send(200, reply)
         choice = reply["choices"][0]
@@ -236,6 +273,24 @@ class OtherModelServer(ThreadingHTTPServer):
         self.requests: list[dict] = []
         self.refused: list[dict] = []  # the 400s it sent: a chapter that does not mean to break must send none
         self.lock = threading.Lock()
+        self.habits: dict[str, str] = {}  # a conversation (its messages up to the question) -> its habit
+        self.habit: str | None = None     # one habit for every conversation (a test of that habit), or None: in turn
+
+    def habit_of(self, messages: list) -> str:
+        """The habit of this conversation: the next of HABITS for a new one, the same on every later turn."""
+        if self.habit is not None:
+            return self.habit
+        last_user = max((i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"),
+                        default=-1)
+        key = json.dumps(messages[:last_user + 1], ensure_ascii=False, sort_keys=True)
+        with self.lock:
+            return self.habits.setdefault(key, HABITS[len(self.habits) % len(HABITS)])
+
+    def start_over(self) -> None:
+        """Each test meets the habits in the same order, whatever ran before it."""
+        with self.lock:
+            self.habits.clear()
+            self.habit = os.environ.get("OTHER_MODEL_HABIT") or None
 
     @property
     def base_url(self) -> str:
@@ -262,6 +317,7 @@ def pointed_at(other_server: OtherModelServer, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
     monkeypatch.setenv("TOOLKIT_DOTENV", "none")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    other_server.start_over()
     return other_server
 
 
@@ -272,6 +328,7 @@ def test_the_other_model_answers_the_sales_question_in_its_own_words(pointed_at:
     from toolkit.agent import run_agent
     from toolkit.verify import check_answer
 
+    pointed_at.habit = "parallel"
     before = len(pointed_at.requests)
     with use_clock(SimulatedClock(seed=0)):
         run = run_agent("哪个类别销售额最高？总销售额是多少？")
@@ -285,10 +342,63 @@ def test_the_other_model_asks_for_both_travel_tools_in_one_turn(pointed_at: Othe
     from toolkit import SimulatedClock, use_clock
     from toolkit.agent import run_agent
 
+    pointed_at.habit = "parallel"
     with use_clock(SimulatedClock(seed=0)):
         run = run_agent("帮我查一下上海的天气，然后顺便查一下今天北京飞上海的航班")
     assert [r.name for r in run.tool_results] == ["get_weather", "search_flights"]
     assert run.turns == 2 and all(r.ok for r in run.tool_results)  # the offline model takes 3 turns
+
+
+def test_the_other_model_may_answer_in_text_without_calling_a_tool(pointed_at: OtherModelServer) -> None:
+    from toolkit import SimulatedClock, use_clock
+    from toolkit.agent import run_agent
+
+    pointed_at.habit = "text"
+    with use_clock(SimulatedClock(seed=0)):
+        run = run_agent("哪个类别销售额最高？总销售额是多少？")
+    assert run.turns == 1 and run.tool_results == [] and run.answer.startswith(TAG)
+
+
+def test_the_answer_check_judges_an_answer_given_without_calling_a_tool(pointed_at: OtherModelServer) -> None:
+    """Chapter 07 checks every run's answer with check_answer(run.answer, *run.tool_results): none at all is a run too."""
+    from toolkit import SimulatedClock, use_clock
+    from toolkit.agent import run_agent
+    from toolkit.verify import check_answer
+
+    pointed_at.habit = "text"
+    with use_clock(SimulatedClock(seed=0)):
+        run = run_agent("哪个类别销售额最高？总销售额是多少？")
+    assert check_answer(run.answer, *run.tool_results).ok  # it says it has no figures: nothing to object to
+    invented = check_answer("显示器最高，总销售额 9692。", *run.tool_results)
+    assert not invented.ok and invented.unsupported_numbers == [9692], invented.report()
+
+
+def test_the_other_model_may_call_the_tools_in_the_other_order(pointed_at: OtherModelServer) -> None:
+    from toolkit import SimulatedClock, use_clock
+    from toolkit.agent import run_agent
+
+    pointed_at.habit = "reversed"
+    with use_clock(SimulatedClock(seed=0)):
+        run = run_agent("帮我查一下上海的天气，然后顺便查一下今天北京飞上海的航班")
+    assert [r.name for r in run.tool_results] == ["search_flights", "get_weather"]
+    assert run.turns == 3 and all(r.ok for r in run.tool_results)
+
+
+def test_on_the_long_task_the_other_model_writes_while_it_reads_and_keeps_no_notes(pointed_at: OtherModelServer) -> None:
+    from toolkit import SimulatedClock, ToolExecutor, use_clock
+    from toolkit.agent import run_agent
+    from toolkit.tools.orders import Outbox, orders_registry
+
+    pointed_at.habit = "reversed"
+    executor, outbox = ToolExecutor(result_max_chars=1200), Outbox()
+    with use_clock(SimulatedClock(seed=0)):
+        run = run_agent("把 4 月所有已支付的订单找出来，给每位客户发一条付款确认通知", registry=orders_registry(executor, outbox),
+                        executor=executor, max_turns=60, approve=True)
+    names = [r.name for r in run.tool_results]
+    assert names[:2] == ["query_orders", "read_more"] and names[2] == "send_notice"  # before the second page
+    assert "read_more" in names[names.index("send_notice"):] and outbox.sent
+    assert run.stopped == "answered" and run.answer.startswith(TAG)
+    assert not any("【笔记】" in str(m.get("content")) for m in run.messages if m["role"] == "assistant")
 
 
 def test_the_other_model_refuses_calls_and_results_that_do_not_pair_like_the_real_api(
@@ -319,6 +429,7 @@ def test_the_other_model_refuses_calls_and_results_that_do_not_pair_like_the_rea
         tools = [i for i, m in enumerate(messages) if m["role"] == "tool"]
         return [m for i, m in enumerate(messages) if i not in set(tools[:len(tools) - 1])]
 
+    pointed_at.habit = "parallel"
     executor = ToolExecutor(result_max_chars=1200)
     with use_clock(SimulatedClock(seed=0)):
         run = run_agent("把 4 月所有已支付的订单找出来，给每位客户发一条付款确认通知", registry=orders_registry(executor, Outbox()),
@@ -327,14 +438,19 @@ def test_the_other_model_refuses_calls_and_results_that_do_not_pair_like_the_rea
 
 
 def test_the_chapter_list_is_not_empty() -> None:
-    assert any(p.name == "07_sales_agent.ipynb" for p in NOTEBOOKS)
-    assert any(p.name == "08_pitfalls.ipynb" for p in NOTEBOOKS)
+    assert any(p.name == "07_sales_agent.ipynb" for p in TALKING)
+    assert any(p.name == "08_pitfalls.ipynb" for p in TALKING)
+    assert any(p.name == CAPSTONE for p in TALKING) and len(TALKING) >= len(NOTEBOOKS) - 2
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_chapter_runs_unchanged_against_another_model(path: Path, pointed_at: OtherModelServer) -> None:
+@pytest.mark.parametrize("path", TALKING, ids=[p.stem for p in TALKING])
+def test_chapter_runs_unchanged_against_another_model(path: Path, pointed_at: OtherModelServer,
+                                                     monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # chapters 06, 07 and 11 read the pieces earlier chapters saved: each chapter starts from what chapters 01-07
+    # save, as under nbval, whatever ran before it in this worker
+    shutil.copytree(CHAPTERS_MY_TOOLKIT, tmp_path / "my_toolkit", ignore=shutil.ignore_patterns("README.md", "__pycache__"))
+    monkeypatch.setenv("TOOLKIT_MY_DIR", str(tmp_path / "my_toolkit"))
     nb = nbformat.read(path, as_version=4)
-    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     before = len(pointed_at.requests)
     client = NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=False,
                             resources={"metadata": {"path": str(path.parent)}})
@@ -342,9 +458,8 @@ def test_chapter_runs_unchanged_against_another_model(path: Path, pointed_at: Ot
     client.execute()  # raises CellExecutionError, naming the cell, on the first error
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
     assert errors == []
-    breaks = BREAKS_PAIRS.get(path.stem, 0)  # a chapter's "case that breaks" is refused here as by the real API
-    assert len(pointed_at.refused) - refused == breaks, pointed_at.refused[refused:]
-    if TALKS_TO_MODEL.search(code):
-        seen = pointed_at.requests[before:]
-        assert seen, f"{path.name} talks to a model but never reached the configured endpoint"
-        assert all(r.get("model") == MODEL_NAME for r in seen)
+    # a chapter's "case that breaks" is refused here as by the real API (when this model had asked for a tool there)
+    assert len(pointed_at.refused) - refused <= BREAKS_PAIRS.get(path.stem, 0), pointed_at.refused[refused:]
+    seen = pointed_at.requests[before:]
+    assert seen, f"{path.name} talks to a model but never reached the configured endpoint"
+    assert all(r.get("model") == MODEL_NAME for r in seen)

@@ -230,6 +230,9 @@ def test_cli_runs_an_untouched_exercise_and_exits_nonzero() -> None:
     assert done.returncode == 1, done.stderr
     assert "还没有实现" in done.stdout and "得分：0/9" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
+    # advice that fits the shell: run the command again, not check(...) (a notebook's call)
+    assert f"保存笔记本，再运行 python -m toolkit.check {notebook_for(EXERCISES, '02')}" in done.stdout
+    assert "check(" not in done.stdout
 
 
 def test_cli_refuses_a_missing_path() -> None:

@@ -1,6 +1,7 @@
 """Chapter 06's own checks (toolkit/check/_ch06.py) against the chapter's code: the executor the chapter ends
 with passes all of them, each earlier step fails exactly the checks the chapter shows failing, and the usual
-slips in the chapter's own class (made by editing its source) each fail the check named for them."""
+slips in the chapter's own classes (made by editing their source) each fail the check named for them. The classes
+are built on the pieces chapters 01-03 save (`chapters_my_toolkit`), as in the chapter."""
 from __future__ import annotations
 
 import json
@@ -17,6 +18,7 @@ RETRY = {"fatal_not_retried", "sync_tool_runs_once", "transient_retried", "max_r
          "error_envelope_is_an_error"}
 BUDGET = {"data_within_budget", "long_list_stays_a_list", "full_output_kept"}
 RECORDS = {"history_records_each_call", "history_bounded", "summary_counts_all_calls"}
+pytestmark = pytest.mark.usefixtures("chapters_my_toolkit")
 
 
 def definitions() -> str:
@@ -44,8 +46,8 @@ def test_the_checks_are_the_three_groups_the_chapter_runs():
 
 def test_the_chapters_executor_passes_every_check_and_so_does_the_one_it_plugs_in():
     found = classes()
+    assert failed(found["RecordingExecutor"]) == set()
     assert failed(found["MyExecutor"]) == set()
-    assert failed(found["AgentExecutor"]) == set()
 
 
 @pytest.mark.parametrize("step, fails", [
@@ -64,20 +66,39 @@ def _mutant(old: str, new: str) -> type:
 
 
 @pytest.mark.parametrize("old, new, fails", [
-    ("clock.random.uniform(0, 2 ** (attempt - 1))", "2 ** (attempt - 1)", {"waits_jittered"}),
-    ("range(1, self.max_retries + 2)", "range(1, self.max_retries + 1)", {"max_retries_are_retries"}),
-    ("if info.retryable and attempt", "if attempt",
-     {"fatal_not_retried", "error_envelope_is_an_error", "summary_counts_all_calls"}),
+    ("max_retries=self.max_retries, **kwargs)", "max_retries=self.max_retries - 1, **kwargs)",
+     {"max_retries_are_retries"}),
     ("if inspect.isawaitable(value):", "if True:", {"sync_tool_runs_once"}),
     ("info = error_from_envelope(value)", "info = None", {"error_envelope_is_an_error"}),
-    ("artifact=result.data)", "artifact=data)", {"full_output_kept"}),
+    ("failures.append(None)", "pass", {"summary_counts_all_calls"}),  # a success is not counted as an attempt
+    ("artifact=data)", "artifact=shown)", {"full_output_kept"}),
     ("deque(maxlen=history_limit)", "[]", {"history_bounded"}),
-    ("shrink_json(result.data, self.result_max_chars)", "str(result.data)[:self.result_max_chars]",
-     BUDGET),  # even the short list comes back as text, so it counts as cut
-], ids=["no_jitter", "max_retries_as_total", "retries_everything", "awaits_a_sync_result", "envelope_as_success",
+    ("shown = self.parse(data, limit)", "shown = str(data)[:limit]", BUDGET),  # even the short list is text now
+], ids=["max_retries_one_short", "awaits_a_sync_result", "envelope_as_success", "success_not_counted",
         "artifact_is_the_cut", "unbounded_history", "cuts_the_text"])
-def test_a_slip_in_the_chapters_class_fails_the_check_named_for_it(old, new, fails):
+def test_a_slip_in_the_chapters_classes_fails_the_check_named_for_it(old, new, fails):
     assert failed(_mutant(old, new)) == fails
+
+
+def test_the_retry_is_the_students_own_a_slip_there_fails_the_retry_checks():
+    """The executor hands retrying to the student's chapter 03 piece: one that retries everything (the original
+    course's bug) fails the checks about it, through the executor."""
+    found = classes()
+
+    async def retries_everything(tool_fn, *args, max_retries=3, **kwargs):
+        for _ in range(max_retries + 1):
+            try:
+                return await tool_fn(*args, **kwargs), None
+            except Exception as exc:
+                error = str(exc)
+        return None, error
+
+    class WithIt(found["MyExecutor"]):
+        def __init__(self, **settings):
+            super().__init__(retry=retries_everything, **settings)
+
+    assert failed(WithIt) == {"fatal_not_retried", "error_envelope_is_an_error", "summary_counts_all_calls",
+                              "transient_retried", "waits_jittered"}
 
 
 def test_a_summary_counted_from_the_history_fails_only_the_summary_check():

@@ -1,5 +1,6 @@
 """Chapter 07's checks (toolkit/check/_ch07.py): the chapter's final loop passes them all; its first version
-fails exactly the two the chapter says it fails (the failure limit); typical wrong loops fail theirs."""
+fails exactly the two the chapter says it fails (the failure limit); typical wrong loops fail theirs. The chapter's
+loops take their format_message and evaluate from the pieces chapters 04 and 05 save (`chapters_my_toolkit`)."""
 from __future__ import annotations
 
 import json
@@ -20,9 +21,10 @@ def code_cells() -> list[str]:
 
 
 def versions() -> list:
-    """Each `async def run_my_agent(` cell of the chapter, defined after the chapter's import cell."""
+    """Each `async def run_my_agent(` cell of the chapter, defined after the chapter's import cell and the cell that
+    reads the student's pieces and defines tool_message (the pieces chapters 01-07 save)."""
     cells = code_cells()
-    imports = cells[0]
+    imports = cells[0] + "\n" + next(c for c in cells if re.search(r"^def tool_message\(", c, re.M))
     found = []
     for source in cells:
         if re.search(r"^async def run_my_agent\(", source, re.M):
@@ -48,7 +50,7 @@ def _loop(source: str):
     return namespace["run_my_agent"]
 
 
-def test_the_chapter_writes_two_versions():
+def test_the_chapter_writes_two_versions(chapters_my_toolkit):
     assert len(versions()) == 2
 
 
@@ -56,11 +58,11 @@ def test_the_checks_are_the_chapters_five():
     assert len(get_exercise("ch07").checks) == 5
 
 
-def test_the_first_version_fails_only_the_failure_limit_checks():
+def test_the_first_version_fails_only_the_failure_limit_checks(chapters_my_toolkit):
     assert _failed(versions()[0]) == LIMIT
 
 
-def test_the_chapter_final_version_passes_every_check():
+def test_the_chapter_final_version_passes_every_check(chapters_my_toolkit):
     assert _failed(versions()[-1]) == []
 
 

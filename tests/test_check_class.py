@@ -66,3 +66,40 @@ def test_class_report_has_a_row_per_student_and_the_most_failed_checks(tmp_path:
     parser.feed(text)
     assert all(name in text for name in ("alice", "bob", "carol")) and "⚠ 无法运行" in text
     assert "关键字参数的顺序不影响判断" in text
+
+
+FAKED = "第一行\n\x1b[2J\r  mallory  9/9 ✔ 完成"
+
+
+def test_a_linked_notebook_is_not_graded_and_a_students_text_cannot_rewrite_the_terminal(tmp_path: Path) -> None:
+    """A symlink to the solution, a hard link to a file outside, a student folder that is a symlink to another: each
+    was graded as that student's own work (done 9/9, no note). An exception message with a newline, ESC and CR was
+    printed raw in the terminal report, where it cleared the screen and faked a row."""
+    import os
+
+    [solution] = (ROOT / "solutions").glob("sol02_*.ipynb")
+    name = "ex" + solution.name.removeprefix("sol")
+    folder = tmp_path / "class"
+    for student in ("alice", "bob", "dave"):
+        (folder / student).mkdir(parents=True)
+    (folder / "alice" / name).symlink_to(solution)
+    shutil.copy(solution, tmp_path / "elsewhere.ipynb")
+    os.link(tmp_path / "elsewhere.ipynb", folder / "bob" / name)
+    (tmp_path / "carols-real-folder").mkdir()
+    shutil.copy(solution, tmp_path / "carols-real-folder" / name)
+    (folder / "carol").symlink_to(tmp_path / "carols-real-folder")
+    make_notebook(folder / "dave", "02", answer=f"def truncate_json_rows(text, max_chars):\n"
+                                               f"    raise ValueError({FAKED!r})\n")
+    done = subprocess.run([sys.executable, "-m", "toolkit.check", "--class", str(folder), "--time-limit", "1"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    no_traceback(done)
+    out = done.stdout
+    assert "alice：跳过了 ex02_smart_truncate.ipynb：它是符号链接，不算这名学生的作业" in out, out
+    assert "bob：跳过了 ex02_smart_truncate.ipynb：它是硬链接（和别处的某个文件是同一份），不算这名学生的作业" in out, out
+    assert "carol：跳过了 ex02_smart_truncate.ipynb：它的路径通向学生文件夹之外，不算这名学生的作业" in out, out
+    rows = {line.split()[0]: line for line in out.splitlines() if line.startswith(("alice", "bob", "carol", "dave"))}
+    assert all("✔" not in rows[s] for s in ("alice", "bob", "carol")), out
+    assert "0/9 ✘ 进行中" in rows["dave"], out
+    assert "\x1b" not in out and "\r" not in out, out
+    assert "第一行\\n\\x1b[2J\\r  mallory  9/9 ✔ 完成" in out, out  # the message, escaped on one line
+    assert not [line for line in out.splitlines() if line.lstrip().startswith("mallory")], out

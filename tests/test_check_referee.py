@@ -15,7 +15,7 @@ import pytest
 from toolkit.check import get_exercise
 from toolkit.check._core import Check, CheckerError, Crashed, Fail, Hang, Raised, _NOTHING, run_check
 from toolkit.check._plain import Foreign, decode, encode
-from toolkit.check._player import Player, blob_of
+from toolkit.check._player import Player, blob_of, judge
 from toolkit.check._props import property_check
 
 
@@ -150,6 +150,21 @@ def test_a_call_that_does_not_return_is_ended_and_the_next_call_gets_a_fresh_wor
     player.close()
 
 
+def test_after_a_hang_each_check_waits_one_second_and_the_rows_say_so() -> None:
+    def truncate_json_rows(text, max_chars):
+        while True:
+            pass
+
+    checks = [c.id for c in get_exercise("02").checks[:3]]
+    began = time.monotonic()
+    report = judge(get_exercise("02"), blob_of(truncate_json_rows), only=checks, time_limit=2.0)
+    first, *later = [report.result(i).reason for i in checks]
+    assert first.startswith("超过 2 秒没有返回") and first.endswith("（之后每项检查只等 1 秒）"), first
+    assert all(r.startswith("超过 1 秒没有返回") and r.endswith("（前面已有一项检查超时，之后每项检查只等 1 秒）")
+               for r in later), later
+    assert time.monotonic() - began < 2 + 1 + 1 + 5
+
+
 def test_os_exit_ends_only_the_worker() -> None:
     def truncate_json_rows(text, max_chars):
         import os
@@ -171,8 +186,8 @@ def test_workers_are_forks_of_a_warm_server_and_a_patch_left_in_one_never_reache
 
     from toolkit.check import _player
 
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        assert _player._CONTEXT.get_start_method() == "forkserver"  # not a new interpreter per check
+    if "forkserver" in multiprocessing.get_all_start_methods() and _player.forced_start_method() is None:
+        assert _player.context().get_start_method() == "forkserver"  # not a new interpreter per check
 
     def truncate_json_rows(text, max_chars):
         import toolkit.executor

@@ -115,9 +115,9 @@ def harvest(monkeypatch: pytest.MonkeyPatch, fn, number: str, seed: int) -> list
         return send(self, message)
 
     def record_handle(self, message):
-        if message.get("op") == "cb" and message.get("kind") == "call":
+        if message["op"] == "tool":
             log[-1]["events"].append(["call"])
-        elif message.get("op") == "sleep":
+        elif message["op"] == "sleep":
             log[-1]["events"].append(["sleep", message["seconds"]])
         return handle(self, message)
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from openai.types.chat import ChatCompletionMessage
 
 from toolkit import PartialResult, ToolResult, dumps, estimate_tokens, parse_tool_result, shrink_json, smart_truncate
@@ -322,6 +324,29 @@ def test_original_call_shape_uses_the_original_defaults():
     head, omitted, tail = _split(out)
     assert len(head) <= 4000 and len(tail) <= 2000
     assert len(head) + omitted + len(tail) == len(text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(st.sampled_from("ab。\n键k-"), max_size=3000), max_chars=st.integers(40, 7000))
+def test_given_only_max_chars_the_cut_marker_included_fits_it(text, max_chars):
+    """The truncate plug-in's contract: smart_truncate(text, max_chars) is at most max_chars long, its marker
+    included, and still a prefix + exact count + suffix (the executor calls it with two arguments)."""
+    out = smart_truncate(text, max_chars)
+    assert len(out) <= max_chars
+    if out != text:
+        head, omitted, tail = _split(out)
+        assert text.startswith(head) and text.endswith(tail) and len(head) + omitted + len(tail) == len(text)
+
+
+def test_the_toolkits_smart_truncate_is_a_working_truncate_plug_in_at_a_small_budget(sim_clock):
+    import asyncio
+
+    from toolkit import ToolExecutor
+
+    report = "\n".join(f"第 {i:03d} 笔：键盘 {i % 7} 件" for i in range(300)) + "\n总计：9692"
+    result = asyncio.run(ToolExecutor(truncate=smart_truncate, result_max_chars=100).execute(lambda: report, "r"))
+    assert result.status == "success" and result.error_code is None
+    assert len(result.data) <= 100 and result.data.endswith("总计：9692")
 
 
 @pytest.mark.parametrize("kwargs", [{"max_chars": -1}, {"keep_head": -1}, {"keep_tail": -5},

@@ -789,10 +789,67 @@ def test_presentation_mode_charts_have_no_text_under_its_minimum_in_a_narrower_f
     for name in ("timeline", "stats"):
         assert big.figures[name].get_size_inches()[0] == BIG_WIDTH < normal.figures[name].get_size_inches()[0]
         assert smallest_text_pt(big.figures[name]) >= BIG_MIN_PT > smallest_text_pt(normal.figures[name])
-    # the statistics in one column: tools above failed attempts, each the figure's full width
+    # the statistics in two rows of two, no taller than their text needs: on a 1920×1080 screen, shown CHART_PX
+    # wide under the scene buttons (tests/test_browser.py measures it there)
     axes = big.stats.axes
-    assert axes["tools"].get_position().y0 > axes["errors"].get_position().y0 > axes["durations"].get_position().y0
-    assert axes["tools"].get_position().width > 2 * axes["durations"].get_position().width
+    assert axes["tools"].get_position().x1 < axes["errors"].get_position().x0
+    assert axes["errors"].get_position().y0 > axes["durations"].get_position().y1
+    assert axes["durations"].get_position().x1 < axes["retries"].get_position().x0
+    width, height = big.figures["stats"].get_size_inches()
+    assert height / width < 0.8 and big.figures["timeline"].get_size_inches()[1] / width < 0.6
+
+
+def test_presentation_statistics_of_a_guarded_run_show_the_breaker_and_budget_below_and_stay_one_screen(guarded):
+    """With a breaker or a budget, presentation mode's second row is theirs (the histograms stay out of that
+    picture, and its title does not send the reader to them); the figure is no taller than without them."""
+    big = viz.LiveCharts(big=True)
+    big.stats.update(guarded.executor, guarded.events)
+    axes, fig = big.stats.axes, big.figures["stats"]
+    assert not axes["durations"].get_visible() and not axes["retries"].get_visible()
+    assert axes["breaker"].get_visible() and axes["breaker"].get_position().y1 < axes["tools"].get_position().y0
+    assert "耗时和重试两图" not in fig._suptitle.get_text()
+    width, height = fig.get_size_inches()
+    assert height / width < 0.85
+    assert "耗时和重试两图" in viz.call_stats(guarded.executor, events=guarded.events)._suptitle.get_text()
+
+
+def test_a_presentation_timeline_draws_a_few_rows_worth_looking_at_and_says_so(batch):
+    """Past BIG_ROWS calls, presentation mode's timeline draws BIG_ROWS of the calls worth looking at
+    (retried, not successful, never run), spread over them and numbered as in the batch; the title says
+    how many there were; the time axis still starts at the batch's first attempt."""
+    from toolkit.viz.live import BIG_ROWS
+    from toolkit.viz.timeline import Y_LABEL
+
+    calls = list(batch.call_history)
+    eventful = [i for i, r in enumerate(calls, 1) if len(r.trace) != 1 or r.status != "success"]
+    assert len(eventful) > BIG_ROWS
+    big = viz.LiveCharts(big=True)
+    big.draw(batch)
+    ax = big.figures["timeline"].axes[0]
+    numbers = [int(t.get_text()) for t in ax.get_yticklabels()]
+    assert len(numbers) == BIG_ROWS and set(numbers) <= set(eventful) and numbers == sorted(numbers)
+    assert numbers[0] == eventful[0] and numbers[-1] > eventful[len(eventful) // 2]  # spread, not the first ones
+    assert f"有重试、没成功或未执行的 {len(eventful)} 次里，均匀取 {BIG_ROWS} 次" in ax.get_title("left")
+    assert f"{len(calls)} 次调用" in ax.get_title("left") and ax.get_ylabel() == Y_LABEL
+    assert not [t for t in ax.texts if t.get_gid() in ("wait-label", "not-run-label")]  # nothing over the bars
+    assert ax.get_xlim()[0] <= 0 and drawn_attempts(big.figures["timeline"]).total() == sum(
+        len(calls[i - 1].trace) for i in numbers)
+    normal = viz.LiveCharts()
+    normal.draw(batch)
+    assert normal.timeline.ax.get_ylim() == (len(calls) - 0.5, -0.5)  # on a laptop every call has its row
+
+
+def test_the_failed_attempts_are_named_in_chinese_like_the_key_beside_them(batch):
+    from toolkit.viz.style import CODE_LABELS
+    from toolkit.results import ErrorCode
+
+    assert set(ErrorCode) <= set(CODE_LABELS)
+    assert all(re.search(r"[\u4e00-\u9fff]", label) for label in CODE_LABELS.values())
+    for chart in (viz.call_stats(batch), viz.LiveCharts(big=True).stats.update(batch).figure):
+        errors = [ax for ax in chart.axes if (ax.get_title("left") or "").startswith("失败的尝试")][0]
+        labels = [t.get_text() for t in errors.get_yticklabels()]
+        assert labels and all(re.search(r"[\u4e00-\u9fff]", t) for t in labels), labels
+        assert not [t for t in labels if re.fullmatch(r"[A-Z_]+", t)]
 
 
 def test_live_charts_as_svg_are_the_same_bytes_for_the_same_data(batch):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import math
 import os
 import re
@@ -377,7 +378,7 @@ def test_with_scenes_the_buttons_sit_right_above_the_summary_and_the_charts_and_
     """What a laptop screen holds at once (checked on the page by tests/test_browser.py at 1280×800)."""
     def order(panel: FailurePanel) -> list[str]:
         named = {id(panel.summary): "summary", id(panel.timeline_image): "timeline", id(panel.key): "key",
-                 id(panel.stats_image): "stats"}
+                 id(panel.stats_image): "stats", id(panel.view): "view"}
         names = []
         for child in panel.widget.children:
             inside = list(getattr(child, "children", ()))
@@ -387,8 +388,44 @@ def test_with_scenes_the_buttons_sit_right_above_the_summary_and_the_charts_and_
                                                  else "run" if panel.run_button in inside else None))
         return [n for n in names if n]
 
-    assert order(FailurePanel(presets=SCENES)) == ["scenes", "summary", "timeline", "key", "stats", "controls", "run"]
-    assert order(FailurePanel()) == ["controls", "run", "summary", "key", "timeline", "stats"]
+    with_scenes = FailurePanel(presets=SCENES)
+    assert order(with_scenes) == ["scenes", "summary", "timeline", "stats", "key", "controls", "run"]
+    assert with_scenes.view in with_scenes.widget.children[2].children  # the chart switch ends the scene buttons' row
+    assert order(FailurePanel()) == ["controls", "run", "summary", "view", "key", "timeline", "stats"]
+
+
+def test_presentation_mode_shows_one_chart_at_a_time_and_the_switch_picks_it(normal_mode):
+    """On a projector a scene's buttons and its chart fit one screen: one chart at a time (tests/test_browser.py
+    measures it at 1920×1080); on a laptop both charts, one under the other, and no switch."""
+    panel = FailurePanel(calls=20, presets=SCENES)
+    shown = lambda: [n for n, image in (("timeline", panel.timeline_image), ("stats", panel.stats_image))  # noqa: E731
+                     if image.layout.display != "none"]
+    assert shown() == ["timeline", "stats"] and panel.view.layout.display == "none"
+    panel.set_big(True)
+    assert shown() == ["timeline"] and panel.view.layout.display != "none"
+    panel.view.value = "stats"
+    assert shown() == ["stats"]
+    panel.apply_preset("场景二")  # a scene keeps the chart the room is looking at
+    assert shown() == ["stats"] and bytes(panel.stats_image.value).startswith(b"<?xml")
+    panel.set_big(False)
+    assert shown() == ["timeline", "stats"]
+
+
+def test_runs_that_differ_only_in_jitter_share_one_time_axis():
+    """The time axis reaches at least the longest total backoff one call can wait (Backoff.worst_case): the
+    no-jitter and full-jitter runs of one policy are drawn on the same scale, whichever took longer."""
+    from toolkit.widgets.failure import time_axis
+
+    herd = {"rates": {"server_error": 0.5}, "latency": 0.0, "calls": 50, "concurrency": 50}
+    panel = FailurePanel(presets={"none": {**herd, "jitter": "none"}, "full": {**herd, "jitter": "full"}})
+    axes = {}
+    for name in ("none", "full"):
+        panel.apply_preset(name)
+        ends = [a.end for r in panel.results for a in r.trace]
+        axes[name] = (panel.figure.axes[0].get_xlim(), max(ends) - min(a.start for r in panel.results for a in r.trace))
+    assert axes["none"][0] == axes["full"][0]
+    assert axes["full"][1] < axes["none"][1] <= axes["none"][0][1]  # full jitter finished sooner, same axis
+    assert time_axis(panel.executor) == 1 + 2 + 4  # three retries: waits of at most 1, 2 and 4 s
 
 
 def test_a_scene_reproduces_what_the_same_settings_give_by_hand():
@@ -541,6 +578,8 @@ def test_an_answer_behind_reveal_is_nowhere_until_asked():
     assert answer.shown and answer.output.outputs[0]["text"] == "权限不足：出现 36 次，之后又重试了 0 次\n"
     answer.button.click()
     assert not answer.shown and answer.output.outputs == () and answer.button.description == "显示备查：场景二"
+    # as wide as its whole label (a fixed-width button showed "显示备查…"; tests/test_browser.py looks at it)
+    assert answer.button.layout.width == "auto" and answer.button.layout.align_self == "flex-start"
 
 
 # --- AgentPanel -----------------------------------------------------------------------------------
@@ -700,6 +739,16 @@ def test_budget_large_enough_leaves_text_unchanged():
     assert playground.result == "短文本" and not playground.state["cut"] and "原样保留" in playground.stats.value
 
 
+def test_the_budget_slider_reaches_a_budget_that_keeps_a_long_text_whole():
+    """A 10,000-character log under the slider: dragged all the way right it is kept as it is (chapter 09's
+    scene six shows both a cut and no cut)."""
+    log = "".join(f"第 {i} 行：订单 {1000 + i}，金额 {i * 7} 元。\n" for i in range(400))
+    playground = BudgetPlayground(log, budget=800)
+    assert len(log) > 4000 and playground.state["cut"]
+    playground.budget.value = playground.budget.max
+    assert playground.result == log and not playground.state["cut"] and "原样保留" in playground.stats.value
+
+
 BUDGET_TEXTS = {
     "lines": LONG_TEXT,
     "one long line": "没有换行的一大段文字" * 2000,
@@ -764,3 +813,193 @@ def test_decision_picker_takes_its_own_results():
     assert picker.decision["action"] == "retry_with_broader_query"
     with pytest.raises(ValueError):
         DecisionPicker({})
+
+
+def test_on_a_projector_the_breakers_refused_calls_are_distinct_marks_in_rows_a_room_can_read(normal_mode):
+    """A run with the breaker refusing most calls, in presentation mode: each refused call a mark in a row of
+    its own, rows at least 20 px apart and marks not touching where the chart is shown CHART_PX wide."""
+    from toolkit.viz.live import BIG_ROWS
+    from toolkit.widgets.failure import CHART_PX
+
+    panel = FailurePanel(calls=100, seed=0, presets={"熔断": SCENES["熔断"]}, big=True)
+    panel.apply_preset("熔断")
+    refused = [r for r in panel.results if not r.trace]
+    assert len(refused) > 50
+    fig = panel.figures["timeline"]
+    ax = fig.axes[0]
+    marks = [ln for ln in ax.lines if ln.get_gid() == "not-run"][0]
+    ys = list(marks.get_ydata())
+    assert ys and len(set(ys)) == len(ys)  # one mark per row
+    px_per_inch = CHART_PX / fig.get_size_inches()[0]
+    row_px = ax.get_position().height * fig.get_size_inches()[1] * px_per_inch / BIG_ROWS
+    mark_px = marks.get_markersize() / 72 * px_per_inch
+    assert row_px >= 20 and row_px > 1.5 * mark_px, (row_px, mark_px)
+
+
+# --- chapter 09: what each scene's script says is what its run shows ----------------------------------------
+
+NOTEBOOK_09 = Path(__file__).resolve().parent.parent / "notebooks" / "09_instructor_demo.ipynb"
+
+
+def _chapter_09() -> tuple[str, list[str]]:
+    """Chapter 09's Markdown (one text) and its code cells."""
+    cells = json.loads(NOTEBOOK_09.read_text(encoding="utf-8"))["cells"]
+    return ("\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown"),
+            ["".join(c["source"]) for c in cells if c["cell_type"] == "code"])
+
+
+def _cell_made(codes: list[str], marker: str, **names) -> dict:
+    """Run the chapter's code cell holding `marker` (its own scenes and constructor) and return its names."""
+    space = dict(names)
+    exec(next(code for code in codes if marker in code), space)  # noqa: S102 (the course's own notebook)
+    return space
+
+
+@pytest.fixture(scope="module")
+def scene_runs() -> dict:
+    """Each of the failure panel's scenes as chapter 09 defines them, pressed once: its results, summary and chart."""
+    _, codes = _chapter_09()
+    failure = _cell_made(codes, "SCENES = {", FailurePanel=FailurePanel)["failure"]
+    runs = {}
+    for name in failure.presets:
+        failure.apply_preset(name)
+        runs[name] = {"results": list(failure.results), "summary": failure.last_summary, "executor": failure.executor,
+                      "xlim": failure.figure.axes[0].get_xlim()}
+    return runs
+
+
+def _rate(run: dict) -> int:
+    results = run["results"]
+    return round(100 * sum(r.status == "success" for r in results) / len(results))
+
+
+def _attempts(run: dict) -> int:
+    return sum(len(r.trace) for r in run["results"])
+
+
+def test_the_numbers_scenes_one_to_four_name_are_the_runs_numbers(scene_runs):
+    """Every number chapter 09 names for scenes one to four (the table and the answers) is built here from the
+    scene's own run; a sentence the chapter no longer holds, or a number the run no longer gives, fails."""
+    from toolkit.simulation import BREAKER_THRESHOLD
+    from toolkit.widgets.failure import time_axis
+
+    text, _ = _chapter_09()
+    base, timeouts = scene_runs["场景一 基线"], scene_runs["场景一 超时 30%"]
+    rescued = {name: sum(r.status == "success" and len(r.trace) > 1 for r in run["results"])
+               for name, run in scene_runs.items()}
+    exhausted = sum(r.status == "error" and r.error_type == "retryable" for r in timeouts["results"])
+    herd = scene_runs["场景三 无抖动"]
+    waves = sorted({round(a.start, 6) for r in herd["results"] for a in r.trace[1:]})
+    ceilings = [herd["executor"].policy.backoff.ceiling(n) for n in range(herd["executor"].policy.max_retries)]
+    unlimited, budget, breaker = (scene_runs[f"场景四 {n}"] for n in ("不设限", "重试预算", "熔断器"))
+    denied = budget["executor"].budget.denied
+    fused = sum(not r.trace for r in breaker["results"])
+    said = [
+        f"成功率 {_rate(base)}%，{len(base['results'])} 次调用共 {_attempts(base)} 次尝试",
+        f"摘要：{_attempts(timeouts)} 次尝试，成功率降到 {_rate(timeouts)}%",
+        f"摘要：成功率 {_rate(scene_runs['场景二 权限与 500'])}%",
+        f"（第 {'、'.join(f'{t:g}' for t in waves)} 秒）",
+        f"最多等 {' + '.join(f'{c:g}' for c in ceilings)} = {time_axis(herd['executor']):g} 秒",
+        f"摘要：{_attempts(unlimited)} 次尝试；",
+        f"摘要：{_attempts(budget)} 次尝试，“重试额度拒绝 {denied} 次”",
+        f"连续失败 {BREAKER_THRESHOLD} 次后断开",
+        f"摘要：{_attempts(breaker)} 次尝试，“熔断拦下 {fused} 次”",
+        f"{len(base['results'])} 次调用共 {_attempts(base)} 次尝试，多出来的 {_attempts(base) - len(base['results'])} "
+        f"次就是重试，它们把 {rescued['场景一 基线']} 次",
+        f"重试救回了 {rescued['场景一 超时 30%']} 次调用，尝试变成 {_attempts(timeouts)} 次，成功率却从 {_rate(base)}% "
+        f"降到 {_rate(timeouts)}%",
+        f"还有 {exhausted} 次调用重试用完也没成功",
+        f"两次的尝试一样多（都是 {_attempts(herd)} 次）",
+        f"放大成 {_attempts(unlimited) // len(unlimited['results'])} 倍（{len(unlimited['results'])} 次调用、"
+        f"{_attempts(unlimited)} 次尝试）",
+    ]
+    missing = [sentence for sentence in said if sentence not in text]
+    assert not missing, f"chapter 09 no longer says what its runs show: {missing}"
+    assert _attempts(herd) == _attempts(scene_runs["场景三 全抖动"])
+    assert _attempts(unlimited) == 4 * len(unlimited["results"])
+    for run in scene_runs.values():  # the summary line says the same numbers
+        assert f"成功率 {_rate(run)}%" in run["summary"] and f"共 {_attempts(run)} 次尝试" in run["summary"]
+
+
+def test_what_scenes_one_to_four_tell_the_class_to_look_for_is_in_their_runs(scene_runs):
+    base, timeouts = scene_runs["场景一 基线"], scene_runs["场景一 超时 30%"]
+    timed_out = lambda run: sum(a.error_code == ErrorCode.TIMEOUT for r in run["results"] for a in r.trace)  # noqa: E731
+    assert timed_out(timeouts) > 3 * timed_out(base) and _rate(timeouts) < _rate(base)
+    # scene two: a permission error ends its call at once; server errors are retried
+    permission = [r for r in scene_runs["场景二 权限与 500"]["results"]
+                  if any(a.error_code == ErrorCode.PERMISSION_DENIED for a in r.trace)]
+    assert permission and all(r.trace[-1].error_code == ErrorCode.PERMISSION_DENIED for r in permission)
+    assert any(len(r.trace) > 1 and r.trace[0].error_code == ErrorCode.SERVER_ERROR
+               for r in scene_runs["场景二 权限与 500"]["results"])
+    # scene three: without jitter the retries come in a few columns, with it they spread; one time axis
+    retry_times = {name: {round(a.start, 6) for r in scene_runs[name]["results"] for a in r.trace[1:]}
+                   for name in ("场景三 无抖动", "场景三 全抖动")}
+    assert len(retry_times["场景三 无抖动"]) == 3 and len(retry_times["场景三 全抖动"]) > 10
+    assert scene_runs["场景三 无抖动"]["xlim"] == scene_runs["场景三 全抖动"]["xlim"]
+    assert all(a.end - a.start == 0 for r in scene_runs["场景三 无抖动"]["results"] for a in r.trace)  # dots
+    # scene four: every call tried four times; with the budget most only once; the breaker's refusals never ran
+    assert {len(r.trace) for r in scene_runs["场景四 不设限"]["results"]} == {4}
+    assert sum(len(r.trace) == 1 for r in scene_runs["场景四 重试预算"]["results"]) > 50
+    refused = [r for r in scene_runs["场景四 熔断器"]["results"] if r.error_code == ErrorCode.CIRCUIT_OPEN]
+    assert refused and not any(r.trace for r in refused)
+
+
+def test_scenes_five_to_seven_show_what_chapter_09_says(offline):
+    """Scene five's three runs, scene six's two budgets and scene seven's three picks, as the chapter makes them."""
+    from toolkit.widgets.decisions import ACTION_LABELS
+
+    text, codes = _chapter_09()
+    agent = _cell_made(codes, "AGENT_SCENES = {", AgentPanel=AgentPanel)["agent"]
+    tool_row = lambda: [r for r in agent.rows if r["role"] == "工具"]  # noqa: E731
+    agent.apply_preset("场景五 超时")
+    assert [r["attempts"] for r in tool_row()] == [3] and agent.verdict.ok and "工具行的“尝试”是 3，回答照样正确" in text
+    agent.apply_preset("场景五 坏数据")
+    assert "失败" in tool_row()[0]["status"] and "分析失败" in agent.run_record.answer and agent.verdict.ok
+    agent.apply_preset("场景五 编造数字")
+    assert "成功" in tool_row()[0]["status"] and not agent.verdict.ok
+
+    budget = _cell_made(codes, "BudgetPlayground(", BudgetPlayground=BudgetPlayground)["budget"]
+    assert f"（{len(budget.input_text):,} 个字符）" in text and f"再往右拖到底（{budget.budget.max:,}）" in text
+    budget.budget.value = 200
+    assert budget.state["cut"] and "已省略" in budget.result and budget.result.startswith(budget.input_text[:20])
+    assert budget.result.endswith(budget.input_text[-20:])
+    budget.budget.value = budget.budget.max
+    assert budget.result == budget.input_text and "原样保留" in text
+
+    picker = _cell_made(codes, "DecisionPicker(", DecisionPicker=DecisionPicker)["picker"]
+    said = re.search(r"超时→“(.+?)”，权限不足→“(.+?)”，结果为空→“(.+?)”", text).groups()
+    picked = [ACTION_LABELS[picker.pick(label)["action"]] for label in ("一直超时（重试用完）", "权限不足", "成功，但结果为空")]
+    assert list(said) == picked
+
+
+def test_a_scenes_settings_are_what_its_button_sets_so_code_can_repeat_its_run():
+    """Chapter 09's 备查 cells run simulate_batch(**failure.scene_settings(name)): the button's own run."""
+    from toolkit.simulation import simulate_batch
+    from toolkit.widgets.failure import summarize_batch
+
+    panel = FailurePanel(calls=30, seed=2, presets=SCENES)
+    for name in SCENES:
+        settings = panel.scene_settings(name)
+        panel.apply_preset(name, run=False)
+        assert settings == panel.settings(), name
+    assert summarize_batch(simulate_batch(**panel.scene_settings("场景二"))) == panel.apply_preset("场景二")
+    with pytest.raises(KeyError):
+        panel.scene_settings("场景九")
+
+
+def test_notebooks_store_no_widget_state_and_a_reader_without_a_kernel_sees_each_panels_picture():
+    """Widget state is not stored (chapter 09 held 413 KB of it in 523 KB): it only let a trusted notebook draw
+    dead copies of the controls without a kernel. A reader without a kernel sees each panel's stored picture
+    or HTML (Panel._picture) and its text; a Reveal shows its one line and nothing of the answer. Re-execute
+    with `--ExecutePreprocessor.store_widget_state=False` (CONTRIBUTING.md) to keep it so."""
+    root = Path(__file__).resolve().parent.parent
+    widget = "application/vnd.jupyter.widget-view+json"
+    for path in sorted(p for folder in ("notebooks", "exercises", "solutions") for p in (root / folder).glob("*.ipynb")):
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        assert "widgets" not in notebook["metadata"], f"{path.name} stores widget state"
+        for cell in notebook["cells"]:
+            for output in cell.get("outputs", []):
+                data = output.get("data", {})
+                if widget in data:
+                    text = "".join(data["text/plain"])
+                    assert {"image/png", "text/html"} & set(data) or text.endswith("（按下按钮才显示）"), (path.name, text)

@@ -148,7 +148,6 @@ SALES_FAULTS = {
     "timeouts": "前两次超时，第三次成功",
     "rate_limited": "一直被限流（429）",
 }
-BAD_ROW_FILE = Path(__file__).resolve().parent.parent / "data" / "faults" / "sales" / "quantity_abc.csv"
 
 
 @contextlib.contextmanager
@@ -161,7 +160,7 @@ def course_tools_with_fault(fault: str) -> Iterator[ToolRegistry]:
     (two timeouts then success; 429 every time, Retry-After RETRY_AFTER_S).
     Raises ValueError for a fault not in SALES_FAULTS.
     """
-    from .tools import data_dir, default_registry
+    from .tools import course_dir, data_dir, default_registry
 
     if fault not in SALES_FAULTS:
         raise ValueError(f"fault 只能是 {list(SALES_FAULTS)} 之一，收到 {fault!r}：请改成其中之一")
@@ -179,5 +178,5 @@ def course_tools_with_fault(fault: str) -> Iterator[ToolRegistry]:
             if item.is_file() and item.name != "sales.csv":
                 shutil.copy(item, tmp)
         if fault == "bad_row":
-            shutil.copy(BAD_ROW_FILE, Path(tmp) / "sales.csv")
+            shutil.copy(course_dir() / "data" / "faults" / "sales" / "quantity_abc.csv", Path(tmp) / "sales.csv")
         yield default_registry(data_dir=tmp)

@@ -13,7 +13,7 @@ import re
 
 from .redaction import redact
 
-__all__ = ["smart_truncate", "truncate_parts", "Truncation", "omission_marker"]
+__all__ = ["smart_truncate", "truncate_parts", "Truncation", "omission_marker", "default_keeps"]
 
 _SENTENCE_END = re.compile(r"[。！？!?；;]|\.\s")
 
@@ -117,8 +117,27 @@ def omission_marker(omitted: int) -> str:
     return f"\n\n…（已省略 {omitted} 字符）…\n\n"
 
 
-def truncate_parts(text: str, max_chars: int = 8000, keep_head: int = 4000, keep_tail: int = 2000) -> Truncation:
+MARKER_ROOM = 40  # what a budget keeps for the marker when it is split: the marker is 15 characters + the count
+ORIGINAL_HEAD, ORIGINAL_TAIL = 4000, 2000  # the original course's keep_head and keep_tail
+
+
+def default_keeps(max_chars: int, keep_head: int | None = None, keep_tail: int | None = None) -> tuple[int, int]:
+    """(keep_head, keep_tail) for a call that left one or both out: the original course's 4000 and 2000, or
+    less when `max_chars` is smaller: MARKER_ROOM characters kept for the marker, two thirds of the rest for the
+    head and one third for the tail (the executor's own split). So smart_truncate(text, max_chars) is never
+    longer than max_chars (marker included) for any max_chars >= MARKER_ROOM: the truncate plug-in's contract."""
+    room = max(max_chars - MARKER_ROOM, 0) if isinstance(max_chars, int) else 0
+    if keep_head is None:
+        keep_head = min(ORIGINAL_HEAD, room * 2 // 3)
+    if keep_tail is None:
+        keep_tail = min(ORIGINAL_TAIL, max(room - keep_head, 0) if isinstance(keep_head, int) else 0)
+    return keep_head, keep_tail
+
+
+def truncate_parts(text: str, max_chars: int = 8000, keep_head: int | None = None,
+                   keep_tail: int | None = None) -> Truncation:
     """Where smart_truncate cuts `text`, as a Truncation (same arguments, same errors, same rules)."""
+    keep_head, keep_tail = default_keeps(max_chars, keep_head, keep_tail)
     _check_budget_args(max_chars, keep_head, keep_tail)
     if not isinstance(text, str):
         raise TypeError(f"smart_truncate 只截断字符串 str，收到的是 {type(text).__name__}："
@@ -131,7 +150,8 @@ def truncate_parts(text: str, max_chars: int = 8000, keep_head: int = 4000, keep
     return Truncation(text[:head_end], omitted, text[tail_start:], omission_marker(omitted))
 
 
-def smart_truncate(text: str, max_chars: int = 8000, keep_head: int = 4000, keep_tail: int = 2000) -> str:
+def smart_truncate(text: str, max_chars: int = 8000, keep_head: int | None = None,
+                   keep_tail: int | None = None) -> str:
     """Keep the head and the tail of a long text, cut at line boundaries.
 
     Text of at most `max_chars` comes back unchanged. Longer text becomes
@@ -141,6 +161,11 @@ def smart_truncate(text: str, max_chars: int = 8000, keep_head: int = 4000, keep
     marker states exactly how many characters were left out. The result is
     never longer than keep_head + keep_tail + the marker. `truncate_parts`
     gives the same cut as its parts (head, omitted count, tail, marker).
+
+    keep_head / keep_tail left out: the original course's 4000 and 2000, or less
+    when max_chars is smaller (`default_keeps`: 40 characters for the marker, the
+    rest split 2 : 1), so `smart_truncate(text, max_chars)` fits max_chars, marker
+    included, and can be the executor's truncate plug-in at any budget of 40 or more.
 
     Raises ValueError for sizes that are not ints, negative sizes or keep_head + keep_tail > max_chars,
     TypeError when `text` is not a str; their messages (Chinese) say how to fix the call.

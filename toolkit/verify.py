@@ -168,12 +168,13 @@ def _rules(answer: str, data: Any, knowledge: ToolKnowledge) -> list[str]:
     return problems
 
 
-def check_answer(answer: str, tool_result: Any, *more_results: Any, question: str | None = None,
+def check_answer(answer: str, *tool_results: Any, question: str | None = None,
                  required: Mapping[str, str] | None = None) -> AnswerCheck:
     """Check a final answer against the tool result(s) it was built from (rules in the module doc).
 
-    tool_result (and any more_results, for multi-step tasks): a tool's return
-    value (its {status, data, source, error} envelope or any JSON-like
+    tool_results (several for multi-step tasks; none when the model answered
+    without calling a tool: then no number of the answer has a source): a tool's
+    return value (its {status, data, source, error} envelope or any JSON-like
     dict/list), a tool message's text, or a ToolResult. required: data field ->
     Chinese label of facts the answer must mention when that tool succeeded
     (default: the tool's own ToolKnowledge.required, found by the ToolResult's
@@ -184,7 +185,7 @@ def check_answer(answer: str, tool_result: Any, *more_results: Any, question: st
     """
     if not isinstance(answer, str):
         raise ValueError(f"answer 应是模型最后的回答文字（str），收到 {type(answer).__name__}：请传 run.answer 这样的字符串")
-    outcomes = [_outcome(r) for r in (tool_result, *more_results)]
+    outcomes = [_outcome(r) for r in tool_results]
     allowed = numbers_in_value([o.payload for o in outcomes]) | set(numbers_in_text(question or ""))
     found = numbers_in_text(_LIST_MARKER.sub("", answer))
     unsupported = list(dict.fromkeys(n for n in found if not _supported(n, allowed)))
@@ -195,7 +196,7 @@ def check_answer(answer: str, tool_result: Any, *more_results: Any, question: st
         mismatches.append(f"工具返回了错误（{codes}），回答却没有说明失败")
     for number in unsupported:
         mismatches.append(f"工具失败了，回答中却出现了数字 {_show(number)}（没有依据的数据）"
-                          if len(failed) == len(outcomes) else
+                          if failed and len(failed) == len(outcomes) else
                           f"回答中的数字 {_show(number)} 不在工具结果中（可能是编造或算错）")
     answer_numbers = set(found) | {w.value for w in written_numbers(answer, chinese=True) if w.chinese}
     for outcome in outcomes:

@@ -1,4 +1,4 @@
-"""Regenerate the course's two subsets of Noto Sans CJK SC: one for the charts, one for JupyterLab's page.
+"""Regenerate the course's subsets of Noto Sans CJK SC: one for the charts, two for JupyterLab's page.
 
 A fresh Linux machine has no CJK font, so the course ships its own.
 
@@ -16,6 +16,13 @@ zh-CN language pack (installed in the venv: jupyterlab-language-pack-zh-CN). WOF
 browser reads it: about a quarter smaller than the same glyphs as OpenType. Writing WOFF2 needs
 brotli (in requirements-ci.txt).
 
+jupyterlab-setup/trl_jupyterlab/static/TRLSansCJKsc-Diagram.woff2 holds the characters of every ```mermaid
+block in notebooks/, exercises/ and solutions/ (with ASCII and CJK punctuation), and
+TRLSansCJKsc-Diagram.txt beside it lists its CJK characters. JupyterLab shows a mermaid diagram as an
+image, which cannot use the page's fonts; where the page uses the course font, the course's JupyterLab
+plugin (jupyterlab-setup/labextension) puts this small font into each diagram, or the page font for a
+diagram with a CJK character it lacks.
+
 The source is Noto Sans CJK (SIL Open Font License 1.1) from the PyPI package
 noto-cjk-sans-otc, face "Noto Sans CJK SC". The subset is renamed "TRL Sans CJK SC"
 (a modified version must not carry the original's reserved names and trademarks, and a
@@ -24,7 +31,7 @@ distinct name lets tests force this font even where the system has Noto Sans CJK
 Usage, from the repository root:
     python tools/make_font_subset.py                     # downloads noto-cjk-sans-otc with pip
     python tools/make_font_subset.py --source NotoSansCJK-Regular.ttc
-    python tools/make_font_subset.py --page-only         # only the page's WOFF2 (the charts' file untouched)
+    python tools/make_font_subset.py --page-only         # only the page's two WOFF2 (the charts' file untouched)
 The output is byte-for-byte the same for the same source and the same repository text.
 Re-run it after adding chapters whose Chinese uses characters outside the set.
 """
@@ -43,6 +50,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 FONT_DIR = ROOT / "toolkit" / "fonts"
 OUT = FONT_DIR / "TRLSansCJKsc-Regular.otf"
 PAGE_OUT = ROOT / "jupyterlab-setup" / "trl_jupyterlab" / "static" / "TRLSansCJKsc-Page.woff2"
+DIAGRAM_OUT = PAGE_OUT.with_name("TRLSansCJKsc-Diagram.woff2")
+DIAGRAM_LIST = DIAGRAM_OUT.with_suffix(".txt")
 FAMILY = "TRL Sans CJK SC"
 POSTSCRIPT = "TRLSansCJKsc-Regular"
 SOURCE_PACKAGE = "noto-cjk-sans-otc==0.0.1"
@@ -82,6 +91,23 @@ def wanted_chars() -> set[str]:
     chars.update(chr(c) for c in range(0xFF01, 0xFF5F))            # full-width forms
     chars.update("−×÷±≤≥≈≠→←↑↓…·•℃µ°")
     return chars
+
+
+def mermaid_blocks(path: pathlib.Path) -> list[str]:
+    """The ```mermaid blocks of a notebook's markdown cells, in order."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return [block for cell in cells if cell["cell_type"] == "markdown"
+            for block in re.findall(r"```mermaid\n(.*?)```", "".join(cell["source"]), re.S)]
+
+
+def diagram_chars() -> set[str]:
+    """Every character of the course's mermaid diagrams, ASCII and CJK punctuation."""
+    chars = {c for folder in ("notebooks", "exercises", "solutions")
+             for path in sorted((ROOT / folder).glob("*.ipynb")) for block in mermaid_blocks(path) for c in block}
+    chars.update(chr(c) for c in range(0x20, 0x7F))
+    chars.update(chr(c) for c in range(0x3000, 0x3040))
+    chars.update(chr(c) for c in range(0xFF01, 0xFF5F))
+    return {c for c in chars if c.isprintable()}
 
 
 def language_pack_chars() -> set[str]:
@@ -156,6 +182,13 @@ def make_subset(source: pathlib.Path, out: pathlib.Path = OUT, chars: set[str] |
     return len(chars), out.stat().st_size
 
 
+def font_cmap(path: pathlib.Path) -> set[int]:
+    """The code points a font file draws."""
+    from fontTools.ttLib import TTFont
+
+    return set(TTFont(str(path)).getBestCmap())
+
+
 def rename(font) -> None:
     names = font["name"]
     for record in list(names.names):
@@ -189,10 +222,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     jobs = [] if args.page_only else [(args.out, wanted_chars(), None)]
     jobs.append((args.page_out, page_chars(), "woff2"))
+    jobs.append((args.page_out.with_name(DIAGRAM_OUT.name), diagram_chars(), "woff2"))
     with tempfile.TemporaryDirectory() as tmp:
         source = args.source or download_source(pathlib.Path(tmp))
         for out, chars, flavor in jobs:
             count, size = make_subset(source, out, chars, flavor)
+            if out.name == DIAGRAM_OUT.name:  # the plugin reads which CJK characters it holds
+                held = set(chr(c) for c in font_cmap(out))
+                out.with_suffix(".txt").write_text("".join(sorted(c for c in held if CJK.match(c))) + "\n",
+                                                   encoding="utf-8")
             print(f"{out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: "
                   f"{count} characters asked for, {size / 1024:.0f} KB")
     return 0

@@ -2,7 +2,7 @@
 
 Installed by the course's requirements.txt (`./jupyterlab-setup`, not editable: Jupyter reads server
 extensions and settings defaults only from files in the environment, and an editable install copies
-none). It puts three files there:
+none). It puts these files there:
 
 * etc/jupyter/jupyter_server_config.d/trl_jupyterlab.json enables this server extension, which serves
   static/ (custom.css and the course font, a WOFF2 subset of Noto Sans CJK SC made by
@@ -12,6 +12,9 @@ none). It puts three files there:
 * share/jupyter/lab/settings/overrides.d/trl_jupyterlab.json changes two settings defaults: the UI
   language zh_CN (jupyterlab-language-pack-zh-CN), and no news question or update check on first start.
   They are defaults: Settings → Language → English switches a user back, and is remembered.
+* share/jupyter/labextensions/tool-result-lab-jupyterlab is a small JupyterLab plugin (source and build
+  in ../labextension): JupyterLab shows a mermaid diagram as an image, which cannot use the page's fonts;
+  where the page uses the course font, the plugin puts that font into each diagram.
 
 Jupyter does not read config files from the current folder, so this cannot live in a project-level
 jupyter_server_config.py. `jupyter server extension disable trl_jupyterlab` turns the font off.

@@ -1,7 +1,8 @@
 """The answers chapter 07 gives to its 想一想 questions are true of the chapter's own code.
 
 The student's loop is taken from the chapter's cells, version by version (each defined after the chapter's
-import cell); the scenarios are the chapter's: the :loop model on the sales question, a weather tool that
+import cell and the cell that reads the student's pieces: those chapters 01-07 save), and runs on the student's
+executor as in the chapter; the scenarios are the chapter's: the :loop model on the sales question, a weather tool that
 always answers HTTP 500 with the :change-arguments model, the :ignore-results model's run traced back."""
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from toolkit import HTTPStatusError, SimulatedClock, ToolExecutor, ToolRegistry, use_clock
 from toolkit.agent import run_agent
 from toolkit.llm import Settings, make_client
@@ -19,6 +22,7 @@ from toolkit.verify import check_answer
 
 CHAPTER = Path(__file__).resolve().parents[2] / "notebooks" / "07_sales_agent.ipynb"
 QUESTION = "哪个类别销售额最高？总销售额是多少？"
+pytestmark = pytest.mark.usefixtures("chapters_my_toolkit")
 
 
 def _code_cells() -> list[str]:
@@ -26,16 +30,25 @@ def _code_cells() -> list[str]:
     return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
 
 
+def _chapter(source: str) -> dict:
+    """`source` run after the chapter's import cell and the cell that reads the student's pieces (`my`) and
+    defines tool_message, as the notebook runs it."""
+    cells = _code_cells()
+    pieces = next(c for c in cells if re.search(r"^def tool_message\(", c, re.M))
+    namespace: dict = {}
+    exec(compile(cells[0] + "\n" + pieces + "\n" + source, str(CHAPTER), "exec"), namespace)
+    return namespace
+
+
 def versions() -> list:
     """The chapter's run_my_agent, version by version."""
-    cells = _code_cells()
-    found = []
-    for source in cells:
-        if re.search(r"^async def run_my_agent\(", source, re.M):
-            namespace: dict = {}
-            exec(compile(cells[0] + "\n" + source, str(CHAPTER), "exec"), namespace)
-            found.append(namespace["run_my_agent"])
-    return found
+    return [_chapter(source)["run_my_agent"] for source in _code_cells()
+            if re.search(r"^async def run_my_agent\(", source, re.M)]
+
+
+def executor(**settings):
+    """The executor the chapter runs its loop on: the student's own from chapter 06 (`my.executor`)."""
+    return _chapter("")["my"].executor(**settings)
 
 
 def _offline(variant: str):
@@ -64,9 +77,9 @@ def _broken() -> tuple[ToolRegistry, list[str]]:
 
 def test_q1_the_first_version_runs_a_repeated_call_every_turn_and_answers_none_run_agent_runs_it_once():
     client, model = _offline("loop")
-    executor = ToolExecutor(registry=default_registry())
-    answer, _ = _run(versions()[0](QUESTION, client, model, executor, max_turns=4))
-    assert answer is None and len(executor.call_history) == 4
+    mine = executor(registry=default_registry())
+    answer, _ = _run(versions()[0](QUESTION, client, model, mine, max_turns=4))
+    assert answer is None and len(mine.call_history) == 4
     with use_clock(SimulatedClock(seed=0)):
         run = run_agent(QUESTION, client=client, model=model, max_turns=4)
     assert sum(1 for r in run.tool_results if r.attempts) == 1 and run.repeated_calls == 3
@@ -75,7 +88,7 @@ def test_q1_the_first_version_runs_a_repeated_call_every_turn_and_answers_none_r
 def test_q2_sixteen_requests_with_new_arguments_each_turn_which_the_repeat_rule_does_not_catch():
     client, model = _offline("change-arguments")
     registry, tried = _broken()
-    answer, _ = _run(versions()[0]("上海今天天气怎么样？", client, model, ToolExecutor(registry=registry, max_retries=1),
+    answer, _ = _run(versions()[0]("上海今天天气怎么样？", client, model, executor(registry=registry, max_retries=1),
                                    max_turns=8))
     assert answer is None and len(tried) == 16 == 8 * 2
     per_turn = tried[::2]
@@ -92,7 +105,7 @@ def test_q2_sixteen_requests_with_new_arguments_each_turn_which_the_repeat_rule_
 def test_q2_the_second_version_and_run_agent_stop_after_three_failures():
     client, model = _offline("change-arguments")
     registry, tried = _broken()
-    answer, _ = _run(versions()[-1]("上海今天天气怎么样？", client, model, ToolExecutor(registry=registry, max_retries=1),
+    answer, _ = _run(versions()[-1]("上海今天天气怎么样？", client, model, executor(registry=registry, max_retries=1),
                                     max_turns=8))
     assert len(tried) == 6 and "失败" in answer
 

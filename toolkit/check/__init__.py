@@ -14,27 +14,20 @@ figures), not the text of the code.
     python -m toolkit.check exercises/                          # progress over every exercise
     python -m toolkit.check --class CLASS_DIR --html r.html --csv r.csv   # a teacher's class report
 
-The referee never shares a process with the player. Three kinds of process:
+The referee never shares a process with the player (ARCHITECTURE.md has the map). The referee (the shell
+command's process, a referee the kernel starts once for `check(fn)`, or pytest) holds the checks, their
+expected values and the verdicts and runs no student code. A worker (_worker.py) loads the student's object
+from cloudpickle bytes and runs it: a plain call, or a scenario a probe drives from the referee, where the
+object gets stand-ins for the tools, the model and the simulated clock that stay in the referee. Only plain
+data crosses, in a fixed vocabulary (_plain.py, _session.py): a str subclass with an always-true __eq__ is not
+a str, and nothing of the referee's is ever reachable from a worker. From a shell a loader (a worker in its
+other role) runs the notebook's cells and hands the object over as bytes to a fresh worker where no cell ran.
 
-  - the referee holds the checks, their expected values and the verdicts, and runs no
-    student code: the `python -m toolkit.check` process; for `check(fn)` in a notebook, a
-    referee process the kernel starts once and reuses (_referee.py); pytest for `run_checks`;
-  - a worker (_worker.py; a fork of a clean server process that imported the toolkit once,
-    multiprocessing's forkserver; spawn on Windows) loads the student's object from cloudpickle bytes and runs it when
-    the referee asks: a plain call, or a probe (checker code that builds scripted tools and a
-    simulated clock next to the object and records what it did). Only plain data comes back
-    (_plain.py): a str subclass with an always-true __eq__ is not a str and equals nothing;
-  - from a shell, a loader (a worker in its other role) runs the notebook's code cells in an
-    IPython shell and hands the object over as bytes; the referee gives those, unopened, to a
-    fresh worker where no cell ran, so a cell that monkeypatched the checker left its patch
-    behind. In a notebook, the kernel pickles the object itself.
-
-Every request to a worker has a time limit (3 s by default; every wait in the checks is
-simulated): a worker that does not answer is killed, whatever it is doing, and the row says
-"超过 3 秒没有返回：是不是死循环？"; the next check gets a fresh worker. The student's prints are
-captured per request and never touch the report's channel; real time.sleep / asyncio.sleep
-calls return at once and are recorded, so a check names them. What the student's code raised,
-what the worker's death, what the checker's own bug: each has its own row (see _core.py).
+Every request to a worker has a time limit (3 s a call, then 1 s once one hung; every wait in the checks is
+simulated): a worker that does not answer is killed, whatever it is doing, and the row says "超过 3 秒没有
+返回：是不是死循环？". The student's prints are captured per request; real time.sleep / asyncio.sleep calls
+return at once and are recorded, so a check names them. What the student's code raised, what the worker's
+death, what the checker's own bug: each has its own row (see _core.py).
 
 From pytest (or any script): `run_checks(my_fn)` (or `run_checks(my_fn, "02")`) runs the same
 referee in the calling process and returns a Report with `.ok`, `.passed`, `.total`,
@@ -52,7 +45,7 @@ from typing import Any, Iterable
 from ._catalogue import EXERCISE_NUMBERS, all_exercises, get_exercise
 from ._core import Check, CheckResult, Exercise, Fail, Report
 
-__all__ = ["check", "grade", "run_checks", "get_exercise", "exercise_for", "EXERCISE_NUMBERS",
+__all__ = ["check", "grade", "report", "run_checks", "get_exercise", "exercise_for", "EXERCISE_NUMBERS",
            "Check", "CheckResult", "Exercise", "Fail", "Report"]
 
 _print = builtins.print  # kept here: a notebook that rebinds print cannot silence or fake the table
@@ -93,6 +86,18 @@ def run_checks(obj: Any, exercise: str | int | None = None, *, only: Iterable[st
     return judge(found, blob_of(obj), only=only, time_limit=time_limit or TIME_LIMIT)
 
 
+def report(obj: Any, exercise: str | int | None = None, *, only: Iterable[str] | None = None) -> Report:
+    """The Report for `obj` from the referee process check() asks (started on first use), printing nothing:
+    toolkit.mine.save checks what it saves with it. ValueError (in Chinese) for an unknown exercise or check id, or an
+    object that cannot be sent to the checker."""
+    from . import _referee
+
+    found = _find(obj, exercise)
+    if only is not None:
+        only = [found.check(i).id for i in only]
+    return _referee.ask(obj, found, only=only)
+
+
 def _deferred() -> bool:
     """In a notebook run by `python -m toolkit.check`, the shell's referee checks the object, not the cell."""
     return os.environ.get("TOOLKIT_CHECK_DEFER") == "1"
@@ -105,20 +110,15 @@ def check(obj: Any, exercise: str | int | None = None, *, only: Iterable[str] | 
     is about (an unknown id is one Chinese line listing the ids there are)."""
     if _deferred():
         return
-    from . import _referee
-
     try:
-        found = _find(obj, exercise)
-        if only is not None:
-            only = [found.check(i).id for i in only]  # ValueError, in Chinese, for an id that is not there
-        report = _referee.ask(obj, found, only=only)
+        found = report(obj, exercise, only=only)  # ValueError, in Chinese, for an id that is not there
     except ValueError as exc:
         _print(f"✘ {exc}")
         return
     except KeyboardInterrupt:
         _print("○ 已中断：检查没有做完。")
         return
-    _print(report.render())
+    _print(found.render())
 
 
 AUTOGRADED = ("✘ 这一格的分数由 notebook 之外的检查器给出（toolkit.check._autograde.RefereeGrades）：如果你看到这一行，"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import BinaryIO, Sequence
@@ -46,15 +47,18 @@ def check_notebook(path: Path, args: argparse.Namespace) -> int:
         answer.write(payload + b"\n" + sign(key, payload).encode("ascii") + b"\n")
         answer.flush()
         return 0 if run.report.ok else 1
-    print(run.report.render())
+    from ._core import visible
+
+    advice = f"按提示修改并保存笔记本，再运行 python -m toolkit.check {shlex.quote(str(path))}"
+    print("\n".join(visible(line) for line in run.report.render(advice).splitlines()))  # no CR or ESC rewrites a line
     for note in run.notes:
-        print(f"⚠ {note}")
+        print(visible(f"⚠ {note}"))
     return 0 if run.report.ok else 1
 
 
 def check_directory(folder: Path, args: argparse.Namespace) -> int:
     from ._class import STATUS, check_many
-    from ._core import _pad, _width
+    from ._core import _pad, _width, visible
     from .notebook import exercise_notebooks, skipped_copies
 
     notebooks = exercise_notebooks(folder)
@@ -67,7 +71,7 @@ def check_directory(folder: Path, args: argparse.Namespace) -> int:
     for run, _ in runs:
         report = run.report
         status = STATUS[run.status] + (f"（{report.problem}）" if report.problem else "")
-        rows.append((run.path.stem, "-" if report.problem else f"{report.passed}/{report.total}", status))
+        rows.append((run.path.stem, "-" if report.problem else f"{report.passed}/{report.total}", visible(status)))
     width = max(_width(r[0]) for r in rows + [("练习", "", "")])
     print(f"{_pad('练习', width)}  {_pad('通过', 7)}  状态")
     print("─" * (width + 24))
@@ -77,7 +81,7 @@ def check_directory(folder: Path, args: argparse.Namespace) -> int:
     print("─" * (width + 24))
     print(f"完成 {done}/{len(rows)} 个练习")
     for note in copies:
-        print(f"⚠ {note}")
+        print(visible(f"⚠ {note}"))
     return 0 if done == len(rows) else 1
 
 
@@ -95,6 +99,7 @@ def _unwritable(target: str | None) -> str:
 
 def check_class_folder(folder: Path, args: argparse.Namespace) -> int:
     from ._class import STATUS, check_class
+    from ._core import visible
 
     for option, target in (("--html", args.html), ("--csv", args.csv)):
         why = _unwritable(target)
@@ -103,7 +108,7 @@ def check_class_folder(folder: Path, args: argparse.Namespace) -> int:
             return 2
 
     def progress(path: Path, run) -> None:
-        print(f"  {STATUS[run.status][:1]} {path.parent.name}/{path.name}", file=sys.stderr, flush=True)
+        print(visible(f"  {STATUS[run.status][:1]} {path.parent.name}/{path.name}"), file=sys.stderr, flush=True)
 
     report = check_class(folder, jobs=_jobs(args.jobs), progress=progress, time_limit=args.time_limit,
                          cell_timeout=args.cell_timeout)
@@ -149,18 +154,20 @@ def _seconds(text: str) -> float:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from ._player import TIME_LIMIT
+    from ._class import NOTEBOOK_TIMEOUT
+    from ._player import AFTER_HANG, TIME_LIMIT
     from .notebook import CELL_TIMEOUT
 
-    parser = _Parser(prog="python -m toolkit.check",
-                                     description="运行练习 notebook 并检查你写的函数；给一个目录则显示全部练习的进度。")
+    parser = _Parser(prog="python -m toolkit.check", description="运行练习 notebook 并检查你写的函数；给一个目录则显示全部练习"
+                     f"的进度（目录和 --class 里每个 notebook 一共最多 {NOTEBOOK_TIMEOUT:g} 秒）。")
     parser.add_argument("path", help="练习 notebook（例如 exercises/ex02_smart_truncate.ipynb）或目录（exercises/）")
     parser.add_argument("--class", dest="class_", action="store_true",
                         help="老师用：path 是班级目录，每个学生一个子目录，输出班级报告")
     parser.add_argument("--html", metavar="FILE", help="（--class）把班级报告另存为一个 HTML 页面")
     parser.add_argument("--csv", metavar="FILE", help="（--class）把每个学生每个练习的得分另存为 CSV")
     parser.add_argument("--jobs", type=int, default=None, help="同时检查几个 notebook（默认 2，或 CPU 核数更少时取核数）")
-    parser.add_argument("--time-limit", type=_seconds, default=TIME_LIMIT, help=f"每次调用你的函数最多几秒（默认 {TIME_LIMIT:g}）")
+    parser.add_argument("--time-limit", type=_seconds, default=TIME_LIMIT, help=f"每次调用你的函数最多几秒（默认 {TIME_LIMIT:g}；"
+                        f"有一项超时后，这个 notebook 余下的每项只等 {AFTER_HANG:g} 秒）")
     parser.add_argument("--cell-timeout", type=_seconds, default=CELL_TIMEOUT,
                         help=f"每个代码单元格最多运行几秒（默认 {CELL_TIMEOUT:g}）")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # one notebook's run, for --class

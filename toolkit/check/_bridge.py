@@ -1,28 +1,24 @@
-"""The referee's side of a scenario run: the tools, the clock and their records stay here (see _remote.py).
+"""The referee's side of a scenario run: the tools, the model, the clock and their records stay here (see _remote.py).
 
-A probe runs in the referee. The student's object is a `WorkerRef` (a Foreign that can be asked
-things): calling it inside `simulate` is a `RemoteCall`, which sends the call and then answers the
-worker until the call returns. The tools, clients and executors the probe hands over stay here as
-referee objects; the worker gets proxies, and each use of one is a callback answered here. The
-simulated clock is a `BridgeClock`: the worker's sleeps are waiters on it, so the referee records every
-wait and decides when each one ends. Values from the worker are plain data or handles (`WorkerRef`)
-and reach a check only as plain data (`sanitize`).
+The student's object is a `WorkerRef` (a Foreign that can be asked things): calling it inside `simulate` is a
+`RemoteCall`, which answers the worker's asks (_session.py) until the call returns. What a probe hands the object
+is an `Offer` (a scripted tool, the model, an executor's tools), of which the worker gets a description. The clock
+is a `BridgeClock`: the worker's sleeps are waiters on it, so the referee records every wait and ends each one.
+Values from the worker reach a check only as plain data (`sanitize`).
 """
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import heapq
 import itertools
 import math
 from typing import Any
 
-from ..clock import SimulatedClock, get_clock, use_clock
+from ..clock import SimulatedClock, get_clock
 from ._errors import CheckerError
-from ._plain import Foreign
+from ._plain import Foreign, decode, foreign_fields
 
 _CLOCKS = itertools.count(1)
-SCENARIO: contextvars.ContextVar[bool] = contextvars.ContextVar("toolkit_check_scenario", default=False)
 
 
 class BridgeClock(SimulatedClock):
@@ -31,10 +27,9 @@ class BridgeClock(SimulatedClock):
     def __init__(self, start: float = 0.0, seed: int | None = 0) -> None:
         super().__init__(start, seed)
         self.seed = seed
-        self.key = next(_CLOCKS)  # the worker keeps one proxy per clock: its random stream goes on across calls
+        self.key = next(_CLOCKS)  # the worker keeps one stand-in per clock: its random stream goes on across calls
         self.pumping = 0
-        self.remote: dict[int, _RemoteWaiter] = {}
-        self.woken: list[int] = []
+        self.remote: dict[int, asyncio.Future] = {}
 
     def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
         if not self.pumping:
@@ -46,13 +41,12 @@ class BridgeClock(SimulatedClock):
             return
         super()._advance_when_idle(loop)
 
-    def remote_sleep(self, sid: int, seconds: float) -> None:
+    def remote_sleep(self, sid: int, seconds: float, waiter: asyncio.Future) -> None:
+        """The worker's sleep `sid` as a waiter here (a future whose callback tells the worker)."""
         self.sleeps.append(seconds)
-        if math.isinf(seconds):  # a hang: never woken, as on a SimulatedClock
-            return
-        waiter = _RemoteWaiter(self, sid)
-        self.remote[sid] = waiter
-        heapq.heappush(self._waiters, (self._now + seconds, next(self._seq), waiter))
+        if not math.isinf(seconds):  # a hang is never woken, as on a SimulatedClock
+            self.remote[sid] = waiter
+            heapq.heappush(self._waiters, (self._now + seconds, next(self._seq), waiter))
 
     def remote_cancel(self, sid: int) -> None:
         waiter = self.remote.pop(sid, None)
@@ -64,34 +58,22 @@ class BridgeClock(SimulatedClock):
         return self._wake_earliest()
 
 
-class _RemoteWaiter:
-    """A worker's sleep in the clock's heap (quacks like the future a local sleeper waits on)."""
+class Offer:
+    """Something of the referee's a probe hands the student's object (a scripted tool, the model): the worker gets
+    `spec(session)`, a description to build a stand-in from, never the object (_session.Session.export)."""
 
-    __slots__ = ("clock", "sid", "_done")
-
-    def __init__(self, clock: BridgeClock, sid: int) -> None:
-        self.clock, self.sid, self._done = clock, sid, False
-
-    def done(self) -> bool:
-        return self._done
-
-    def cancel(self) -> None:
-        self._done = True
-
-    def set_result(self, _: Any) -> None:
-        self._done = True
-        self.clock.remote.pop(self.sid, None)
-        self.clock.woken.append(self.sid)
+    def spec(self, session: Any) -> Any:
+        raise NotImplementedError
 
 
 class WorkerRef(Foreign):
     """An object in the worker, seen from the referee: a Foreign (plain to compare: equal only to itself)
-    that can also be asked for an attribute, its items or its length, and, if callable, called."""
+    that can also be asked for an attribute or its items, and, if callable, called."""
 
     __slots__ = ("session", "id")
 
-    def __init__(self, session: Any, id: int, fields: dict) -> None:
-        super().__init__(fields["type"], fields["kind"], fields["text"], fields["shown"], fields["truthy"])
+    def __init__(self, session: Any, id: int, shown: Foreign) -> None:
+        super().__init__(shown.type_name, shown.kind, shown.text, shown.shown, shown.truthy)
         self.session, self.id = session, id
 
     def __getattr__(self, name: str) -> Any:
@@ -102,15 +84,6 @@ class WorkerRef(Foreign):
     def __iter__(self) -> Any:
         return iter(self.session.op(self.id, "list", None))
 
-    def __len__(self) -> int:
-        return self.session.op(self.id, "len", None)
-
-    def __getitem__(self, key: Any) -> Any:
-        return self.session.op(self.id, "getitem", self.session.export(key))
-
-    def __contains__(self, item: Any) -> bool:
-        return self.session.op(self.id, "contains", self.session.export(item))
-
     def plain(self) -> Foreign:
         return Foreign(self.type_name, self.kind, self.text, self.shown, self.truthy)
 
@@ -118,29 +91,8 @@ class WorkerRef(Foreign):
 class CallableWorkerRef(WorkerRef):
     __slots__ = ()
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        call = RemoteCall(self.session, self.id, args, kwargs)
-        try:
-            asyncio.get_running_loop()
-            running = True
-        except RuntimeError:
-            running = False
-        if running and SCENARIO.get():
-            return call  # awaited by the probe (play awaits what is awaitable)
-        return run_apart(call)
-
-
-def run_apart(call: "RemoteCall") -> Any:
-    """A remote call made outside a scenario (a probe without simulate): its own loop and clock, in a thread."""
-    import concurrent.futures
-
-    async def body() -> Any:
-        SCENARIO.set(True)
-        with use_clock(BridgeClock(seed=0)):
-            return await call
-
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, body()).result()
+    def __call__(self, *args: Any, **kwargs: Any) -> "RemoteCall":
+        return RemoteCall(self.session, self.id, args, kwargs)  # awaited by the probe, inside simulate()
 
 
 async def _settle(loop: asyncio.AbstractEventLoop) -> None:
@@ -176,14 +128,11 @@ class RemoteCall:
                 await _settle(loop)
                 if s.poll(0):
                     message = s.receive()
-                    if message.get("op") == "result" and message.get("n") == n:
+                    if message.get("op") == "result" and message["n"] == n:
                         return s.finish(message, self.args, self.kwargs)
                     s.handle(message)
                     continue
-                if s.worker_idle() and clock.step():
-                    if clock.woken:
-                        woken, clock.woken = clock.woken, []
-                        s.send(("wake", woken))
+                if s.idle and clock.step():  # the worker's sleeps it woke are answered "done" (_settle)
                     continue
                 s.receive_later()
         finally:
@@ -207,7 +156,4 @@ def sanitize(value: Any) -> Any:
         return t(sanitize(v) for v in value)
     if t is dict:
         return {sanitize(k): sanitize(v) for k, v in value.items()}
-    from ._plain import foreign_fields
-
-    o = foreign_fields(value)
-    return Foreign(o["type"], o["kind"], o["text"], o["shown"], o["truthy"])
+    return decode({"o": foreign_fields(value)})

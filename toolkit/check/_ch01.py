@@ -2,7 +2,9 @@
 
 Step 1 reads errors by their value and writes JSON, step 2 keeps every output within the budget (JSON
 still JSON, a long text's head and tail kept), step 3 turns exceptions into a line that says whether
-retrying helps (an envelope is fatal unless it says "retryable": true).
+retrying helps (an envelope is fatal unless it says "retryable": true). What is judged is what the model
+reads: the text returned, or the JSON of a value returned (the version the chapter saves, parse_as_data,
+hands the executor data, which it serializes once).
 """
 from __future__ import annotations
 
@@ -18,7 +20,15 @@ ORDERS = [{"order_id": f"SO-{i:04d}", "city": "上海", "amount": 100 + i} for i
 
 
 def _call(play: Any, raw: Any, max_chars: int = 2000) -> str:
-    return expect(play(raw, max_chars), str)
+    """What the model reads: the text the parser returned, or the JSON of the value it returned (the executor's
+    parse plug-in may return data, which it then serializes once: the chapter's parse_as_data)."""
+    value = play(raw, max_chars)
+    if isinstance(value, (dict, list, int, float)):  # data (bool too): the model reads its JSON
+        try:
+            return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):  # not JSON (an object inside): named below as what came back
+            pass
+    return expect(value, str)
 
 
 FAILED = "✘ 工具执行失败"

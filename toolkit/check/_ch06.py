@@ -1,9 +1,10 @@
 """Chapter 06's own checks: the student's executor class (MyExecutor), step by step.
 
-Retry (step 1): only failures that heal are retried, a sync tool runs once, max_retries counts retries,
-waits are jittered on the simulated clock, an error envelope returned by a tool is a failure. Budget (step 2):
-`data` is a JSON value within result_max_chars, a long list stays a list of whole records, the full output is kept
-in `artifact`.
+The chapter builds it on the student's own pieces (chapter 03's retry, chapters 01 and 02's parse and truncate),
+so these checks judge the executor with the pieces it was built with: retry (step 1): only failures that heal
+are retried, a sync tool runs once, max_retries counts retries, waits are jittered on the simulated clock, an
+error envelope returned by a tool is a failure (retried only when it says so). Budget (step 2): `data` is a JSON
+value within result_max_chars, a long list stays a list of whole records, the full output is kept in `artifact`.
 Records (step 3): `call_history` keeps each call up to `history_limit`, `get_summary()` counts all calls.
 The original course's executor passes two of them (a transient failure is retried; each call is recorded).
 """
@@ -217,21 +218,23 @@ def check_summary(p: Any) -> None:
 
 
 EXERCISE = Exercise("ch06", "06_executor", "自己的执行器 MyExecutor", "MyExecutor", (
-    Check("fatal_not_retried", "PermissionError 不重试（原课程的 bug 1）", "用 classify_error(exc).retryable 判断",
+    Check("fatal_not_retried", "PermissionError 不重试（原课程的 bug 1）",
+          "重试交给第 03 章的 retry：它只重试 classify_error(exc).retryable 的错误",
           check_fatal),
     Check("sync_tool_runs_once", "同步工具只执行一次（原课程 await 一个普通函数的返回值）",
           "value = tool_fn(...)；只有 inspect.isawaitable(value) 时才 await", check_sync),
     Check("transient_retried", "超时照常重试，在模拟时钟上等待", "await get_clock().sleep(秒数)", check_transient),
     Check("max_retries_are_retries", "max_retries 是重试次数：max_retries=2 共调用 3 次",
-          "for attempt in range(1, max_retries + 2)", check_max_retries),
+          "max_retries 原样交给你的 retry：第一次之后最多再试 max_retries 次", check_max_retries),
     Check("waits_jittered", "等待带随机抖动：五个客户端不在同一时刻重试（原课程的 bug 2）",
-          "get_clock().random.uniform(0, 2 ** (attempt - 1))", check_jitter),
+          "重试交给第 03 章的 retry：它在 get_clock().random.uniform(0, 上限) 秒之间随机等待", check_jitter),
     Check("error_envelope_is_an_error", "返回值里的错误信封是失败（写明 retryable 时才重试）",
-          "第 01 章的 error_from_envelope(value) 认出 {\"status\": \"error\", …}", check_envelope),
-    Check("data_within_budget", "data 是 JSON 值，长度不超过 result_max_chars", "用第 02 章的 shrink_json(value, max_chars)",
+          "error_from_envelope(value) 认出 {\"status\": \"error\", …}，把它变成异常交给 retry", check_envelope),
+    Check("data_within_budget", "data 是 JSON 值，长度不超过 result_max_chars",
+          "文字交给第 02 章的 smart_truncate，其余的值交给第 01 章的 parse_as_data",
           check_budget),
     Check("long_list_stays_a_list", "长列表缩短后仍是列表，记录完整（原课程的 bug 3）",
-          "shrink_json 保留完整记录，并在最后说明还有多少项", check_list),
+          "第 01 章的 parse_as_data 保留完整记录，并在最后说明还有多少项", check_list),
     Check("full_output_kept", "完整输出留在 artifact，truncated 说明有没有缩短",
           "dataclasses.replace(result, data=…, truncated=…, artifact=原值)", check_artifact),
     Check("history_records_each_call", "call_history 按顺序记下每次调用", "在 _finish 里 append", check_history),

@@ -1,95 +1,84 @@
-"""Chapter 07's own checks: run_my_agent, the loop a student writes around the toolkit's executor.
+"""Chapter 07's own checks: run_my_agent, the loop a student writes around an executor.
 
-`run_my_agent(question, client, model, executor, max_turns=6)` returns (answer, messages): it asks the
-model, runs the tool calls it asks for with `executor`, appends one tool message per tool_call_id, and
-asks again, until a text answer (answer: the text) or max_turns model calls (answer: None). The chapter's
-second step stops running a tool after 3 failures in a row and tells the model (error code
-TOOL_FAILURE_LIMIT). The probe gives the student's function a stand-in client (the offline model as a
-function, no server) with SDK-like reply objects, and counts what really ran.
+`run_my_agent(question, client, model, executor, max_turns=6)` returns (answer, messages): it asks the model, runs
+the tool calls it asks for with `executor`, appends one tool message per tool_call_id, and asks again, until a text
+answer (answer: the text) or max_turns model calls (answer: None). The chapter's loop writes its messages with the
+student's format_message and evaluate (its defaults). Its second step stops running a tool after 3 failures in a
+row and tells the model (error code TOOL_FAILURE_LIMIT). The probe hands the function a client whose model is the
+offline model here (SDK-like replies) and the toolkit's executor over the scenario's tools, each run and counted
+here, so only the loop is judged and what really ran is the referee's record.
 """
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from ._bridge import Offer
 from ._core import Check, Exercise, Fail, play, probe, simulate
 from ._plain import describe
+from ._remote import Spec
 
 SALES = "哪个类别销售额最高？总销售额是多少？"
 WEATHER = "上海今天天气怎么样？"
 MODEL_CALLS_LIMIT = 30  # a loop that ignores max_turns is stopped here (and fails its check)
 
 
-class _Reply:
-    """Just enough of the openai SDK's objects: attributes, and model_dump(exclude_none=True)."""
-
-    def __init__(self, **fields: Any) -> None:
-        self.__dict__.update(fields)
-
-    def model_dump(self, exclude_none: bool = False, **_: Any) -> dict:
-        def dump(value: Any) -> Any:
-            if isinstance(value, _Reply):
-                return value.model_dump(exclude_none)
-            if isinstance(value, list):
-                return [dump(v) for v in value]
-            return value
-        return {k: dump(v) for k, v in self.__dict__.items() if not (exclude_none and v is None)}
-
-
-def _plain(value: Any) -> Any:
-    return json.loads(json.dumps(value, ensure_ascii=False, default=lambda o: o.model_dump(exclude_none=True)
-                                 if hasattr(o, "model_dump") else str(o)))
-
-
-class _Client:
-    """client.chat.completions.create(...) answered by the offline model; every request kept."""
+class _Model(Offer):
+    """The offline model, asked by the student's client (a stand-in in the worker: client.chat.completions.create,
+    _remote._client); every request kept."""
 
     def __init__(self) -> None:
-        self.requests: list[list[dict]] = []
-        self.chat = _Reply(completions=_Reply(create=self.create))
+        self.requests: list[list] = []
 
-    def create(self, *, model: str, messages: list, tools: Any = None, tool_choice: Any = None, **_: Any) -> _Reply:
+    def spec(self, session: Any) -> Spec:
+        return Spec("client", (session.offer(self, "model", self.create),))
+
+    def create(self, request: dict) -> dict:
         from ..llm.offline import respond
 
         if len(self.requests) >= MODEL_CALLS_LIMIT:
             raise RuntimeError(f"模型已经被调用了 {MODEL_CALLS_LIMIT} 次：循环没有在 max_turns 轮后停下")
-        body = {"model": model, "messages": _plain(messages), "tools": _plain(tools or [])}
-        if tool_choice is not None:
-            body["tool_choice"] = tool_choice
+        body = {"model": request.get("model"), "messages": request.get("messages"), "tools": request.get("tools") or []}
+        if request.get("tool_choice") is not None:
+            body["tool_choice"] = request["tool_choice"]
         self.requests.append(body["messages"])
         choice = respond(body)["choices"][0]
         message = choice["message"]
-        calls = [_Reply(id=c["id"], type="function", function=_Reply(**c["function"]))
-                 for c in message.get("tool_calls") or []] or None
-        reply = _Reply(role="assistant", content=message.get("content"), tool_calls=calls)
-        return _Reply(choices=[_Reply(index=0, message=reply, finish_reason=choice["finish_reason"])])
+        calls = [{"id": c["id"], "type": "function", "function": c["function"]} for c in message.get("tool_calls", [])]
+        reply = {"role": "assistant", "content": message.get("content"), "tool_calls": calls or None}
+        return {"choices": [{"index": 0, "message": reply, "finish_reason": choice["finish_reason"]}]}
 
 
-def _counted(fn: Any, name: str, runs: dict) -> Any:
-    def tool(**kwargs: Any) -> Any:
-        runs[name] = runs.get(name, 0) + 1
-        return fn(**kwargs)
-    return tool
+class _Tools(Offer):
+    """The scenario's tools as the student's executor (built in the worker: ToolExecutor(max_retries=0) over
+    stand-ins): each call runs here, its arguments checked against the tool's schema, and is counted in `runs`."""
 
+    def __init__(self, scenario: str) -> None:
+        from ..faults import HTTPStatusError
+        from ..registry import ToolRegistry
+        from ..tools import default_registry
 
-def _tools(scenario: str, runs: dict) -> Any:
-    from ..registry import ToolRegistry
-    from ..faults import HTTPStatusError
+        self.runs: dict[str, int] = {}
+        self.registry = ToolRegistry() if scenario == "failing" else default_registry()
+        if scenario == "failing":
+            @self.registry.register
+            def get_weather(city: str) -> dict:
+                """查询某个城市今天的天气。"""
+                raise HTTPStatusError(500, "天气服务内部错误")
 
-    registry = ToolRegistry()
-    if scenario == "failing":
-        def get_weather(city: str) -> dict:
-            """查询某个城市今天的天气。"""
-            runs["get_weather"] = runs.get("get_weather", 0) + 1
-            raise HTTPStatusError(500, "天气服务内部错误")
-        registry.register(get_weather)
-        return registry
-    from ..tools import default_registry
+    def spec(self, session: Any) -> Spec:
+        tools = [(Spec("tool", (session.offer(tool, "tool", self.runner(tool)), tool.name, True)), tool.description,
+                  tool.parameters, tool.kind) for tool in self.registry]
+        return Spec("executor", (0, tools))
 
-    for tool in default_registry():
-        registry.register(_counted(tool.fn, tool.name, runs), name=tool.name, description=tool.description,
-                          parameters=tool.parameters, kind=tool.kind)
-    return registry
+    def runner(self, tool: Any) -> Any:
+        def run(**kwargs: Any) -> Any:
+            arguments, refused = self.registry.check_arguments(tool, kwargs)
+            if refused is not None:
+                raise ValueError(refused.message)
+            self.runs[tool.name] = self.runs.get(tool.name, 0) + 1
+            return tool.fn(**arguments)
+        return run
 
 
 SCENARIOS = {"sales": (SALES, "offline-stand-in"), "loop": (SALES, "offline-stand-in:loop"),
@@ -99,15 +88,11 @@ SCENARIOS = {"sales": (SALES, "offline-stand-in"), "loop": (SALES, "offline-stan
 @probe
 def agent_run(fn: Any, *, scenario: str, max_turns: int = 6) -> dict:
     """Probe: run_my_agent on a scenario; what it returned, what the model was sent, what really ran."""
-    from ..executor import ToolExecutor
-
     question, model = SCENARIOS[scenario]
-    runs: dict[str, int] = {}
-    client = _Client()
-    executor = ToolExecutor(registry=_tools(scenario, runs), max_retries=0)
+    client, tools = _Model(), _Tools(scenario)
 
     async def go(clock: Any) -> Any:
-        return await play(fn, question, client, model, executor, max_turns=max_turns)
+        return await play(fn, question, client, model, tools, max_turns=max_turns)
 
     value, _ = simulate(go)
     pair = isinstance(value, tuple) and len(value) == 2
@@ -115,7 +100,7 @@ def agent_run(fn: Any, *, scenario: str, max_turns: int = 6) -> dict:
     last = client.requests[-1] if client.requests else []
     return {"pair": pair, "returned": describe(value) if not pair else "",
             "answer": answer if isinstance(answer, str) or answer is None else describe(answer),
-            "model_calls": len(client.requests), "runs": runs, "last_request": last}
+            "model_calls": len(client.requests), "runs": tools.runs, "last_request": last}
 
 
 class Run:
@@ -193,7 +178,7 @@ EXERCISE = Exercise("ch07", "07_sales_agent", "自己写 Agent 循环", "run_my_
     Check("answers_from_the_tool", "销售问题：工具执行 1 次，回答说出显示器和 9692",
           "把模型的回复和每条 tool 消息都追加进 messages，再问一次模型", check_answers),
     Check("one_tool_message_per_call", "每个 tool_call_id 一条 tool 消息，content 是带 status 的 JSON",
-          "for call, result in zip(reply.tool_calls, results): format_tool_message(result.name, call.id, result)",
+          "for call, result in zip(calls, results): 用 format_message(result.name, call.id, result) 写一条 tool 消息",
           check_one_message_per_call),
     Check("stops_at_max_turns", "模型一直请求工具时，调用 max_turns 次就停下，返回 (None, messages)",
           "for turn in range(max_turns): …；循环结束还没有回答就 return None, messages", check_max_turns),

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ._catalogue import get_exercise
-from ._core import _pad, _width
+from ._core import _pad, _width, visible
 from ._player import TIME_LIMIT, not_run
 from ._sandbox import problem
 from .notebook import NOTEBOOK_NAME  # noqa: F401  (test_linear_time lists the pattern under this module)
@@ -164,30 +164,49 @@ def _unverified(out: bytes, code: int, key: str, path: Path) -> str:
 
 # --- a class ------------------------------------------------------------------------------------
 
-def class_notebooks(folder: Path, copies: dict[str, list[str]] | None = None) -> dict[str, dict[str, Path]]:
-    """student -> exercise number -> notebook, from one folder per student (the shallowest one wins); the copies
-    (…-Copy1, …_v2) are skipped, each with a note in `copies[student]`."""
+def class_notebooks(folder: Path, skipped: dict[str, list[str]] | None = None) -> dict[str, dict[str, Path]]:
+    """student -> exercise number -> notebook, from one folder per student (the shallowest one wins). Skipped, each
+    with a note in `skipped[student]`: the copies (…-Copy1, …_v2) and a notebook that is not the student's own file
+    (a symbolic or hard link, or a path that leads out of their folder: a solution, a classmate's work)."""
     found: dict[str, dict[str, Path]] = {}
     for student in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
         mine: dict[str, Path] = {}
         every = [p for p in sorted(student.rglob("*.ipynb"), key=lambda p: (len(p.parts), str(p)))
                  if ".ipynb_checkpoints" not in p.parts]
+        notes = []
         for path in every:
-            if canonical_name(path.name):
+            why = _not_theirs(path, folder.resolve() / student.name)
+            if why and canonical_name(path.name):
+                notes.append(f"跳过了 {path.relative_to(student)}：{why}，不算这名学生的作业")
+            elif canonical_name(path.name):
                 mine.setdefault(exercise_number(path), path)
         found[student.name] = mine
-        if copies is not None:
-            copies[student.name] = skipped_copies(every, list(mine.values()))
+        if skipped is not None:
+            skipped[student.name] = notes + skipped_copies(every, list(mine.values()))
     return found
+
+
+def _not_theirs(path: Path, own: Path) -> str:
+    """Why `path` is not the student's own notebook under `own` ("" when it is)."""
+    try:
+        if path.is_symlink():
+            return "它是符号链接"
+        if not path.resolve().is_relative_to(own):
+            return "它的路径通向学生文件夹之外"
+        if path.stat().st_nlink > 1:
+            return "它是硬链接（和别处的某个文件是同一份）"
+    except OSError as exc:
+        return f"读不了它（{type(exc).__name__}）"
+    return ""
 
 
 class ClassReport:
     """The runs of a class: rows, the most-failed checks, and the three ways of showing them."""
 
     def __init__(self, runs: dict[str, dict[str, NotebookRun]], seconds: float = 0.0, isolation: str = "",
-                 copies: dict[str, list[str]] | None = None) -> None:
+                 skipped: dict[str, list[str]] | None = None) -> None:
         self.runs = runs
-        self.copies = copies or {}  # student -> notes on the copies of exercise notebooks that were skipped
+        self.skipped = skipped or {}  # student -> notes on the exercise notebooks skipped (copies, links)
         self.seconds = seconds
         self.isolation = isolation  # why the students' code could not be isolated here ("" when it was)
         self.numbers = sorted({n for mine in runs.values() for n in mine})
@@ -231,7 +250,7 @@ class ClassReport:
                 if run.report.problem:
                     out.append(f"{student} 练习 {number}：{run.report.problem}")
                 out += [f"{student} 练习 {number} · {r.id}：{r.reason}" for r in run.report.results if r.kind == "error"]
-            out += [f"{student}：{note}" for note in self.copies.get(student, [])]
+            out += [f"{student}：{note}" for note in self.skipped.get(student, [])]
         return out
 
     # --- output -------------------------------------------------------------------------------------
@@ -260,8 +279,8 @@ class ClassReport:
             lines.append("  （没有）")
         problems = self.problems()
         if problems:
-            lines += ["", "⚠ 没能检查的 notebook、跳过的副本和检查器自己的错误："] + [f"  {p}" for p in problems]
-        return "\n".join(lines)
+            lines += ["", "⚠ 没能检查的 notebook、跳过的副本和链接、检查器自己的错误："] + [f"  {p}" for p in problems]
+        return "\n".join(visible(line) for line in lines)
 
     def isolation_note(self) -> str:
         return (f"本机无法隔离学生代码：{self.isolation}。学生的代码和检查器在同一个用户下运行，能看到检查器的进程和文件；"
@@ -313,7 +332,7 @@ td.broken {{ background: #f9dcdc; }} td.missing {{ color: #999; }} small {{ colo
 </table>
 <h2>最常未通过的检查（只算做了这个练习的学生）</h2>
 <ol>{failed or "<li>没有</li>"}</ol>
-{f"<h2>⚠ 没能检查的 notebook、跳过的副本和检查器自己的错误</h2><ul>{problems}</ul>" if problems else ""}
+{f"<h2>⚠ 没能检查的 notebook、跳过的副本和链接、检查器自己的错误</h2><ul>{problems}</ul>" if problems else ""}
 </body></html>
 """
         path.write_text(page, encoding="utf-8")
@@ -322,12 +341,12 @@ td.broken {{ background: #f9dcdc; }} td.missing {{ color: #999; }} small {{ colo
 def check_class(folder: Path, *, jobs: int = 2, progress: Callable[[Path, NotebookRun], None] | None = None,
                 **limits: float) -> ClassReport:
     """Check every student's notebooks under `folder` (one folder per student)."""
-    copies: dict[str, list[str]] = {}
-    found = class_notebooks(folder, copies)
+    skipped: dict[str, list[str]] = {}
+    found = class_notebooks(folder, skipped)
     work = [(student, number, path) for student, mine in found.items() for number, path in sorted(mine.items())]
     began = time.perf_counter()
     done = check_many([path for _, _, path in work], jobs=jobs, progress=progress, **limits)
     runs: dict[str, dict[str, NotebookRun]] = {student: {} for student in found}
     for (student, number, _), (run, _) in zip(work, done):
         runs[student][number] = run
-    return ClassReport(runs, time.perf_counter() - began, isolation=problem(), copies=copies)
+    return ClassReport(runs, time.perf_counter() - began, isolation=problem(), skipped=skipped)

@@ -15,8 +15,7 @@ import random
 from typing import Any
 
 from ..clearing import tool_results
-from ..redaction import safe_str
-from ._core import Fail, Raised, probe
+from ._core import Fail, play, probe, simulate
 
 TOOLS = ("query_orders", "read_more", "get_weather", "send_notice")
 
@@ -61,14 +60,11 @@ def history(fmt: str, seed: int, turns: int = 8, parallel: bool = True) -> list[
 def clear_run(fn: Any, *, messages: list, args: tuple = (), kwargs: dict | None = None) -> dict:
     """Probe: fn(messages, *args, **kwargs) on a copy; what it returned and whether it changed its input."""
     given = copy.deepcopy(messages)
-    try:
-        out = fn(given, *args, **(kwargs or {}))
-    except Raised:  # fn is the object in the worker: what it raised there is already the student's
-        raise
-    except BaseException as exc:  # the student's code raised: blamed on it, not on the checker
-        names = [k.__name__ for k in type(exc).__mro__ if k not in (object, BaseException)]
-        raise Raised(names or ["BaseException"], safe_str(exc, 500)) from None
-    return {"out": out, "mutated": given != messages}
+
+    async def go(clock: Any) -> Any:
+        return await play(fn, given, *args, **(kwargs or {}))
+
+    return {"out": simulate(go)[0], "mutated": given != messages}
 
 
 def skeleton(messages: Any) -> Any:

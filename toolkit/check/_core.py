@@ -1,9 +1,8 @@
 """The checker's vocabulary: a Check, an Exercise, a result, a Report and its Chinese table.
 
-A check is a referee-side function: it receives a Player (the student's object
-seen from outside, see _player.py), asks it to run, compares what comes back
-with what it expects and raises `Fail` with a Chinese reason when the behaviour
-is wrong. What can go wrong is told apart, so the table blames the right thing:
+A check is a referee-side function: it receives a Player (the student's object seen from outside, see _player.py),
+asks it to run, compares what comes back with what it expects and raises `Fail` with a Chinese reason when the
+behaviour is wrong. What can go wrong is told apart, so the table blames the right thing:
 
     Fail / AssertionError      the student's code ran and did the wrong thing      ✘ 未通过
     Raised                     the student's code raised (NotImplementedError:     ✘ 未通过
@@ -13,13 +12,11 @@ is wrong. What can go wrong is told apart, so the table blames the right thing:
     Crashed                    the worker died (os._exit, a crash)                 ✘ 未通过
     anything else              the checker's own bug, never the student's          ⚠ 检查器出错
 
-A probe is the scenario half of a check: code of the checker that builds
-scripted tools and a simulated clock, calls the student's object and records
-what happened. It runs in the referee: the object is a handle to the worker
-(calling it inside `simulate` sends the call there), the tools and the clock
-stay in the referee and the worker gets proxies (_bridge.py, _remote.py), so
-the calls, their arguments and the waits are counted where the verdict is
-taken. `@probe` marks one; the Exercise lists them.
+A probe is the scenario half of a check: code of the checker that builds scripted tools and a simulated clock,
+calls the student's object and records what happened. It runs in the referee: the object is a handle to the worker
+(calling it inside `simulate` sends the call there), the tools and the clock stay in the referee and the worker
+gets stand-ins that ask for them in plain data (_bridge.py, _session.py, _remote.py), so the calls, their
+arguments and the waits are counted where the verdict is taken. `@probe` marks one; the Exercise lists them.
 """
 from __future__ import annotations
 
@@ -45,7 +42,7 @@ MARKS = {"pass": "✔ 通过", "fail": "✘ 未通过", "error": "⚠ 检查器�
 
 
 def probe(fn: Callable) -> Callable:
-    """Mark `fn(obj, **params)` as a probe: worker-side code that runs the student's object and returns plain data."""
+    """Mark `fn(obj, **params)` as a probe: referee-side code that runs the student's object and returns plain data."""
     fn.__probe__ = True
     return fn
 
@@ -148,8 +145,9 @@ class Report:
         return cls(data["exercise"], data["title"], data["function"],
                    [CheckResult(**r) for r in data["results"]], data.get("problem", ""))
 
-    def render(self) -> str:
-        """The Chinese pass/fail table, with a reason and a hint under each failed row."""
+    def render(self, advice: str = "") -> str:
+        """The Chinese pass/fail table, with a reason and a hint under each failed row; `advice` ends a table
+        with failures (default: edit and run `check(function)` again, as in a notebook)."""
         where = f"第 {self.exercise[2:]} 章" if self.exercise.startswith("ch") else f"练习 {self.exercise}"
         lines = [f"{where} · {self.title}（检查 {self.function}）", ""]
         if self.problem:
@@ -173,11 +171,20 @@ class Report:
             lines.append(f"得分：{self.passed}/{self.total}，全部通过！")
         else:
             lines.append(f"得分：{self.passed}/{self.total}，还有 {self.total - self.passed} 项未通过："
-                         f"按提示修改后再运行 check({self.function})")
+                         f"{advice or f'按提示修改后再运行 check({self.function})'}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.render()
+
+
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(32), *range(127, 160)]} | {
+    c: f"\\u{c:04x}" for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]} | {10: "\\n", 13: "\\r", 9: "\\t"}
+
+
+def visible(text: str) -> str:
+    """`text` as one terminal line: control characters (newline, CR, ESC, bidi) escaped, so none erases or fakes one."""
+    return text.translate(_CONTROLS)
 
 
 def _width(text: str) -> int:
@@ -289,12 +296,11 @@ def simulate(make: Callable[[SimulatedClock], Awaitable[Any]], seed: int = 0) ->
     and answers it from here: the worker's sleeps wait on this clock (_bridge.BridgeClock). The
     time limit is the player's: a call that does not answer in time ends its worker (Hang).
     """
-    from ._bridge import SCENARIO, BridgeClock
+    from ._bridge import BridgeClock
 
     clock = BridgeClock(seed=seed)
 
     async def body() -> Any:
-        SCENARIO.set(True)
         with use_clock(clock):
             return await make(clock)
 

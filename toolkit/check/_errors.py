@@ -2,7 +2,7 @@
 so the referee's parts (_core, _bridge, _player) can raise and catch these without importing each other."""
 from __future__ import annotations
 
-__all__ = ["Fail", "CheckerError", "Raised", "Hang", "Crashed"]
+__all__ = ["Fail", "CheckerError", "Raised", "Hang", "Crashed", "Tampered"]
 
 
 class Fail(Exception):
@@ -39,6 +39,15 @@ class Crashed(BaseException):
         self.code = code
         ended = "崩溃了" if code is not None and code < 0 else "直接退出了"
         super().__init__(f"你的代码让检查进程{ended}（退出码 {code}）：{why_it_ended(code)}")
+
+
+class Tampered(Crashed):
+    """The worker sent what the referee's vocabulary does not have (_session.MESSAGES): it was ended."""
+
+    def __init__(self, why: str) -> None:
+        BaseException.__init__(self, f"检查进程发来了检查器不认的消息（{why}）：你的代码改动了它和检查器之间的通信？"
+                                     "检查器已结束它，这一项不通过")
+        self.code = None
 
 
 SIGNALS = {  # how a process ended by a signal (exit code -N) most likely got there

@@ -131,13 +131,17 @@ def check_retry_after(play: Any) -> None:
 
 
 def check_jitter(play: Any) -> None:
+    seeds = play.rng.sample(range(10_000), 3)
     schedules = []
-    for seed in play.rng.sample(range(10_000), 3):
+    for seed in seeds + seeds[:1]:  # the first seed once more: the clock's random gives the same waits again
         run = Runs(play, [["timeout", "timeout", "timeout", "ok"]], waits=True, seed=seed)
         if not run.waits:
             raise Fail("重试之间没有在模拟时钟上等待：请 await get_clock().sleep(秒数)")
         schedules.append(tuple(round(s, 6) for s in run.waits))
-    if len(set(schedules)) == 1:
+    if schedules[3] != schedules[0]:
+        raise Fail(f"同一个随机种子跑两次，等待时间却不一样：{list(schedules[0])} 和 {list(schedules[3])}。抖动要用模拟时钟的"
+                   "随机数 get_clock().random（种子一样，抖动就一样，演示才能重现），不要用 random 模块的 random.uniform")
+    if len(set(schedules[:3])) == 1:
         raise Fail(f"三个不同随机种子下的等待时间完全一样 {list(schedules[0])}：没有抖动，很多客户端会同时重试（惊群）")
     for waits in schedules:
         if any(w > 30.0 + 1e-9 for w in waits):
@@ -162,6 +166,6 @@ EXERCISE = Exercise("03", "03_retry", "重试额度：多次调用共享一桶�
           "budget[\"tokens\"] = min(budget[\"capacity\"], budget[\"tokens\"] + 1)", check_refund_capped),
     Check("retry_after_honoured", "服务器的 Retry-After 被遵守（等待不短于它要求的秒数）",
           "等待 = max(退避时间, classify_error(exc).retry_after or 0)", check_retry_after),
-    Check("jitter", "等待走模拟时钟、有随机抖动，且不超过 30 秒上限",
+    Check("jitter", "等待走模拟时钟、用它的随机数抖动（同一个种子等待相同），且不超过 30 秒上限",
           "await get_clock().sleep(get_clock().random.uniform(0, min(30, 2 ** n)))", check_jitter),
 ), probes=(budget_run,))

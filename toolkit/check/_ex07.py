@@ -1,6 +1,10 @@
-"""Exercise 07: check_sales_answer — does the model's answer say what the tool computed?"""
+"""Exercise 07: check_sales_answer — does the model's answer say what the tool computed?
+
+A case is one run's results: "ok", "missing" (FILE_NOT_FOUND), "invalid" (line 4), "enveloped" (the ok result
+with its data still in the tool's {status, data, source, error} envelope), or several of them joined by "+"."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ._core import Check, Exercise, Fail
@@ -9,7 +13,10 @@ from .samples import sales_results
 
 
 def _verdict(play: Any, answer: str, case: str) -> dict:
-    out = play(answer, [sales_results()[case]])
+    found = sales_results()
+    found["enveloped"] = dataclasses.replace(found["ok"], data={"status": "success", "data": found["ok"].data,
+                                                                "source": found["ok"].source, "error": None})
+    out = play(answer, [found[name] for name in case.split("+")])
     if not isinstance(out, dict) or not isinstance(out.get("ok"), bool) or not isinstance(out.get("problems"), list):
         raise Fail(f"应返回 {{'ok': bool, 'problems': [...]}}，得到 {describe(out)}")
     if out["ok"] and out["problems"]:
@@ -107,6 +114,32 @@ def check_error_numbers(play: Any) -> None:
             twin="数据有误：sales.csv 第 7 行的 quantity 是“abc”，不是整数，无法计算总销售额。")
 
 
+RIGHT = "销售额最高的类别是显示器，销售额 4495；总销售额 9692。"
+
+
+def check_one_failed_among_successes(play: Any) -> None:
+    for case in ("missing+ok", "ok+invalid"):
+        out = _verdict(play, RIGHT, case)
+        if not out["ok"]:
+            raise Fail(f"两个工具一个失败、一个成功（{case}），回答说对了成功的那个，却没通过：{out['problems']}。"
+                       "「所有工具都失败」才要求说明失败：是不是用了 any() 而不是 all()，或者只看了第一个 / 最后一个结果？")
+        _fails(play, "显示器销售额最高，总销售额 9692，比上月多 1234。", case, "几个结果里都没有 1234（编造的数字）")
+
+
+def check_every_tool_failed(play: Any) -> None:
+    _passes(play, "分析失败：找不到 sales_2023.csv；另一份数据第 4 行的数量有误，无法给出销售额。", "missing+invalid",
+            twin="分析失败：找不到 sales_2023.csv；另一份数据第 5 行的数量有误，无法给出销售额。")
+    _fails(play, "我看了一下，暂时没有销售数据，你可以稍后再来问。", "missing+invalid", "两个工具都失败了，回答没有说明失败",
+           twin="两个工具都失败了：找不到数据文件，无法回答。")
+
+
+def check_enveloped(play: Any) -> None:
+    _passes(play, RIGHT, "enveloped", twin="销售额最高的类别是显示器，销售额 4495；总销售额 9962。")
+    _fails(play, "显示器的销售额最高，为 4495。", "enveloped",
+           "data 是工具的信封 {status, data, …}，销售数据在 data[\"data\"] 里；回答没有给出总销售额 9692",
+           twin="显示器的销售额最高，为 4495；总销售额 9692。")
+
+
 EXERCISE = Exercise("07", "07_sales_agent", "销售数据 Agent：验收模型的回答", "check_sales_answer", (
     Check("correct_answer_passes", "正确的回答（显示器 4495，总销售额 9692）通过", "数字都来自工具结果，也说了类别和总额",
           check_correct),
@@ -128,4 +161,10 @@ EXERCISE = Exercise("07", "07_sales_agent", "销售数据 Agent：验收模型�
           check_failure_unsaid),
     Check("error_numbers_allowed", "错误信息里的数字（第 4 行）可以出现在回答里", "失败时，错误信息里的数字算有依据",
           check_error_numbers),
+    Check("one_failure_among_successes", "几个结果里一个失败、其余成功：说对成功结果的回答通过，编的数字照样不通过",
+          "只有所有工具都失败才要求说明失败（all，不是 any）；数字的出处、关键结论看每一个结果", check_one_failed_among_successes),
+    Check("every_tool_failed", "几个工具全都失败：如实说明的回答通过，没说失败的不通过",
+          "所有结果都失败时要求失败的说法；每个结果的错误信息里的数字都算有依据", check_every_tool_failed),
+    Check("enveloped_data", "data 还在工具信封里（data[\"data\"]）时，照样要求最高类别和总销售额",
+          "data 里有 \"status\" 和 \"data\" 两个键时，销售数据在 data[\"data\"]", check_enveloped),
 ))

@@ -1,8 +1,8 @@
 """Values that cross from the worker (the student's process) to the referee: plain data only.
 
-The worker encodes what the student's code returned into JSON; the referee
-decodes it back. Nothing the student made crosses as a live object, so no
-`__eq__`, `__str__` or `__hash__` of theirs ever runs where a verdict is taken.
+The worker encodes what the student's code returned into JSON; the referee decodes it back. Nothing the student
+made crosses as a live object, so no `__eq__`, `__str__` or `__hash__` of theirs ever runs where a verdict is
+taken.
 
     None, bool, int, float, str      exactly these types cross as themselves
     list, tuple, dict                cross by content (a namedtuple is a tuple, an OrderedDict a dict)
@@ -12,20 +12,21 @@ decodes it back. Nothing the student made crosses as a live object, so no
                                      equals nothing but itself, so an always-equal value compares as
                                      what it is.
 
-Encoding (JSON): scalars and lists as themselves; every other container is an
-object with one key: {"t": [...]} a tuple, {"d": [[key, value], ...]} a dict,
-{"o": {...}} a Foreign.
+Encoding (JSON): scalars and lists as themselves; every other container is an object with one key: {"t": [...]} a
+tuple, {"d": [[key, value], ...]} a dict, {"o": {...}} a Foreign ({"r": [...]} a handle, in a scenario run).
+`decode` refuses anything else (Malformed): the referee reads what encode() writes and nothing more.
 """
 from __future__ import annotations
 
 import inspect
 from typing import Any, Callable
 
-__all__ = ["Foreign", "encode", "decode", "describe", "exception_data"]
+__all__ = ["Foreign", "Malformed", "encode", "decode", "describe", "exception_data"]
 
 MAX_DEPTH = 40
 MAX_NODES = 200_000
 TEXT = 300  # characters of a Foreign's str() and repr() kept
+FOREIGN = {"type", "kind", "text", "shown", "truthy"}
 
 
 class Foreign:
@@ -93,8 +94,7 @@ def encode(value: Any, keep: Callable[[Any], dict] | None = None) -> Any:
     """The JSON-able form of `value` (worker side). Never raises for the student's objects.
 
     `keep`, in a scenario run (see _remote.py), turns a value that is not plain data into a node of its
-    own (a handle the referee can ask about, or a reference to one of the referee's objects) instead of
-    a Foreign."""
+    own (a handle the referee can ask about) instead of a Foreign."""
     count = [0]
 
     def go(v: Any, depth: int) -> Any:
@@ -116,29 +116,34 @@ def encode(value: Any, keep: Callable[[Any], dict] | None = None) -> Any:
     return go(value, 0)
 
 
-def decode(data: Any, other: Callable[[dict], Any] | None = None) -> Any:
-    """The referee's value for encoded `data`: plain types and Foreign only (and what `other` makes of
-    the nodes `encode`'s `keep` wrote, in a scenario run)."""
-    if isinstance(data, list):
-        return [decode(x, other) for x in data]
-    if not isinstance(data, dict):
+class Malformed(ValueError):
+    """Data from the worker that is not what encode() writes (a worker tampered with): never guessed at."""
+
+
+def decode(data: Any, other: Callable[[Any], Any] | None = None, depth: int = 0) -> Any:
+    """The referee's value for encoded `data`: plain types and Foreign only (and what `other` makes of a handle
+    node {"r": ...} that `encode`'s `keep` wrote, in a scenario run). Malformed for anything else."""
+    t = type(data)
+    if data is None or t in (bool, int, float, str):
         return data
-    if "t" in data:
-        return tuple(decode(x, other) for x in data["t"])
-    if "d" in data:
-        out = {}
-        for key, value in data["d"]:
-            key = decode(key, other)
-            try:
-                hash(key)
-            except TypeError:  # a list key cannot be: the student's dict had an unhashable-looking key
-                key = Foreign("list", "", str(key), repr(key), bool(key))
-            out[key] = decode(value, other)
-        return out
-    if "o" not in data and other is not None:
-        return other(data)
-    o = data["o"]
-    return Foreign(o["type"], o["kind"], o["text"], o["shown"], o["truthy"])
+    if depth > 2 * MAX_DEPTH:
+        raise Malformed("嵌套太深")
+    if t is list:
+        return [decode(x, other, depth + 1) for x in data]
+    [(key, body)] = data.items() if t is dict and len(data) == 1 else [(None, None)]
+    if key == "t" and type(body) is list:
+        return tuple(decode(x, other, depth + 1) for x in body)
+    if key == "d" and type(body) is list and all(type(p) is list and len(p) == 2 for p in body):
+        try:
+            return {decode(k, other, depth + 1): decode(v, other, depth + 1) for k, v in body}
+        except TypeError:  # a list as a key: encode() never writes one
+            raise Malformed("字典的键不对") from None
+    if key == "o" and type(body) is dict and set(body) == FOREIGN and type(body["truthy"]) is bool and \
+            all(type(body[f]) is str for f in FOREIGN - {"truthy"}):
+        return Foreign(body["type"], body["kind"], body["text"], body["shown"], body["truthy"])
+    if key == "r" and other is not None:
+        return other(body)
+    raise Malformed(f"不认识的值 {str(data)[:60]}")
 
 
 def describe(value: Any, limit: int = 80) -> str:

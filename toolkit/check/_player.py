@@ -7,7 +7,7 @@ it only through a Player:
 
     play(*args, **kwargs)        run obj(*args, **kwargs) in the worker; the plain value comes back
     play.run("probe", **params)  run one of the exercise's probes here, on the object in the worker (_bridge.py):
-                                 the tools and clock it lends stay here; its record comes back as plain data
+                                 the tools and clock it offers stay here; its record comes back as plain data
     play.sleeps                  the real waits (time.sleep / asyncio.sleep) the last request asked for
     play.printed                 what the student's code printed during this check
 
@@ -18,6 +18,7 @@ request gets a fresh worker with the object loaded again.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import random
 import secrets
 import sys
@@ -26,38 +27,64 @@ from typing import Any, Iterable
 
 from ._core import _NOTHING, CheckerError, CheckResult, Crashed, Exercise, Hang, Raised, Report, run_check
 from ._bridge import CallableWorkerRef, sanitize
-from ._plain import decode
+from ._plain import Foreign
 from ._session import Session
 
 TIME_LIMIT = 3.0     # real seconds one request may take; every wait in the checks is simulated
 AFTER_HANG = 1.0     # the limit once the object has hung: a loop that never ends costs 3 s once, not per check
-_OBJECT = {"type": "object", "kind": "", "text": "", "shown": "（你的函数）", "truthy": True}
+_OBJECT = Foreign("object", "", "", "（你的函数）", True)
 LOAD_LIMIT = 60.0    # loading the object may import modules it refers to (matplotlib takes seconds)
 WARM_MODULES = ["toolkit", "toolkit.executor", "toolkit.check._worker"]  # what every worker imports first
 
 
-def _context() -> Any:
+START_SETTING = "TOOLKIT_CHECK_START_METHOD"  # "spawn": every worker a new interpreter, as on Windows (CI forces it)
+
+
+def forced_start_method() -> str | None:
+    """The start method $TOOLKIT_CHECK_START_METHOD asks for (None: the default); ValueError (Chinese) for one
+    this system does not have."""
+    wanted = os.environ.get(START_SETTING, "").strip().lower()
+    if not wanted:
+        return None
+    methods = multiprocessing.get_all_start_methods()
+    if wanted not in methods:
+        raise ValueError(f"{START_SETTING}={wanted} 在这台机器上用不了：只能是 {'、'.join(methods)}，或者不设置")
+    return wanted
+
+
+def _default_context() -> Any:
     """Where the system has it, "forkserver": one clean server process imports WARM_MODULES once and each
     worker is a fork of it (milliseconds), not a new interpreter importing them again (about 0.2 s of CPU per
     check). No student code ever runs in the server, so each worker starts as clean as a spawned one. On
-    Windows, "spawn"."""
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("spawn")
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(WARM_MODULES)
+    Windows, "spawn". $TOOLKIT_CHECK_START_METHOD chooses another (CI walks Windows' path on Linux with spawn)."""
+    method = forced_start_method() or ("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
+                                       else "spawn")
+    context = multiprocessing.get_context(method)
+    if method == "forkserver":
+        context.set_forkserver_preload(WARM_MODULES)
     return context
 
 
-_CONTEXT = _context()
+_CONTEXT: Any = None  # chosen when the first worker starts (a setting that cannot be used is then a ValueError)
+
+
+def context() -> Any:
+    """The multiprocessing context workers start from."""
+    global _CONTEXT
+    if _CONTEXT is None:
+        _CONTEXT = _default_context()
+    return _CONTEXT
 
 
 def fork_from_here() -> None:
     """Workers are forks of this process, not of a fork server: for a referee that holds nothing a student
     may not see and runs one thread (the notebook's referee: see _referee.serve). It saves the fork
     server's interpreter, about a second of a kernel's first check(). The worker closes every descriptor
-    it inherited but its pipe (_worker._guard_process) before any student code runs."""
+    it inherited but its pipe (_worker._guard_process) before any student code runs. Not when
+    $TOOLKIT_CHECK_START_METHOD names a start method (ValueError for one this system does not have)."""
     global _CONTEXT
-    if "fork" in multiprocessing.get_all_start_methods() and sys.platform.startswith("linux"):
+    if forced_start_method() is None and "fork" in multiprocessing.get_all_start_methods() \
+            and sys.platform.startswith("linux"):
         _CONTEXT = multiprocessing.get_context("fork")
 
 
@@ -68,8 +95,9 @@ class Proc:
         from ._sandbox import plan
         from ._worker import serve
 
-        self.conn, child = _CONTEXT.Pipe(duplex=True)
-        self.process = _CONTEXT.Process(target=serve, args=(child, plan()), daemon=True, name="toolkit-check-worker")
+        start = context()
+        self.conn, child = start.Pipe(duplex=True)
+        self.process = start.Process(target=serve, args=(child, plan()), daemon=True, name="toolkit-check-worker")
         # Why swap __main__: spawn re-runs the caller's main module in the child, and the fork server imports
         # it (a kernel's, pytest's, "<stdin>" that cannot be re-run). The worker needs nothing from it, so it
         # is shown an empty one.
@@ -81,7 +109,7 @@ class Proc:
             sys.modules["__main__"] = main
         child.close()
         self.stopped = ""  # why the referee ended this worker on purpose, if it did
-        self.session = Session(self)  # the referee's end of the pipe (_bridge.py)
+        self.session = Session(self)  # the referee's end of the pipe (_session.py)
 
     def ask(self, request: tuple, limit: float) -> dict:
         """Send one request; its JSON answer, or Hang after `limit` seconds, or Crashed if the worker died."""
@@ -141,6 +169,7 @@ class Player:
         self.sleeps: list[list] = []
         self.last: Any = _NOTHING
         self.rng = random.Random(0)  # the run's own figures for scenario checks (judge draws them per run)
+        self.hung = False
 
     def start(self) -> None:
         """Load the object into a worker; LoadFailed says why it cannot be."""
@@ -190,10 +219,13 @@ class Player:
         return self.last
 
     def _lost(self, exc: BaseException) -> None:
-        """The worker was ended (a Hang) or died: the next request gets a fresh one."""
+        """The worker was ended (a Hang, whose row then says the limit drops) or died: the next request gets a
+        fresh one."""
         self.proc = None
         if isinstance(exc, Hang):
             self.time_limit = min(self.time_limit, AFTER_HANG)
+            exc.args = (f"{exc}（{'前面已有一项检查超时，' if self.hung else ''}之后每项检查只等 {self.time_limit:g} 秒）",)
+            self.hung = True
         self.pool.prefetch()  # the next check starts on a warm worker
 
     def _ask(self, request: tuple) -> Any:
@@ -204,6 +236,7 @@ class Player:
                 raise CheckerError(str(exc)) from None
         try:
             reply = self.proc.ask(request, self.time_limit)
+            value = self.proc.session.take(reply.get("value"), handles=False)
         except (Hang, Crashed) as exc:
             self._lost(exc)
             raise
@@ -213,9 +246,9 @@ class Player:
             raise Raised(reply["raised"]["names"], reply["raised"]["message"])
         if "failed" in reply:
             failed = reply["failed"]
-            raise CheckerError(f"{failed['names'][0]}: {failed['message'][:200]}（{reply.get('op')}，"
+            raise CheckerError(f"{failed['names'][0]}: {failed['message'][:200]}（{reply.get('asked')}，"
                                f"{reply.get('where', '')}）")
-        self.last = decode(reply["value"])
+        self.last = value
         return self.last
 
     def close(self) -> None:

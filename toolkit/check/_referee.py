@@ -149,14 +149,21 @@ def serve() -> None:
     from ._catalogue import get_exercise
     from ._player import Pool, fork_from_here, judge
 
-    fork_from_here()  # this process holds no secret and runs one thread: its forks are the workers
     pool = Pool()
-    pool.prefetch()
+    unusable = ""  # a setting that leaves no way to start a worker: said in every answer
+    try:
+        fork_from_here()  # this process holds no secret and runs one thread: its forks are the workers
+        pool.prefetch()
+    except ValueError as exc:  # TOOLKIT_CHECK_START_METHOD names a start method this system does not have
+        unusable = str(exc)
 
     while (header := read_frame(requests)) is not None:
         blob = read_frame(requests)
         if blob is None:
             break
+        if unusable:
+            write_frame(answers, json.dumps({"referee_error": unusable}, ensure_ascii=False).encode("utf-8"))
+            continue
         try:
             request = json.loads(header.decode("utf-8"))
             report = judge(get_exercise(request["exercise"]), blob, only=request.get("only"), pool=pool)

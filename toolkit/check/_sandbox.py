@@ -140,9 +140,7 @@ def enter(readonly: bool = True) -> None:
         raise SandboxError(0, "没有 libc")
     uid, gid = os.getuid(), os.getgid()
     _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID), "unshare")
-    _write("/proc/self/setgroups", "deny")
-    _write("/proc/self/uid_map", f"0 {uid} 1")
-    _write("/proc/self/gid_map", f"0 {gid} 1")
+    _map_ids(libc, uid, gid)
     _loopback_up()
     read_end, write_end = os.pipe()
     if os.fork():
@@ -159,7 +157,26 @@ def enter(readonly: bool = True) -> None:
     os.makedirs(tmp, exist_ok=True)
     os.environ.update(TMPDIR=tmp, IPYTHONDIR=os.path.join(tmp, ".ipython"),
                       MPLCONFIGDIR=os.path.join(tmp, ".matplotlib"))
-    harden()
+
+
+def _map_ids(libc: ctypes.CDLL, uid: int, gid: int) -> None:
+    """Map root of the new user namespace to this user, as `unshare --map-root-user` does.
+
+    A worker forked from the non-dumpable referee (the notebook's referee forks its workers) is non-dumpable
+    too, and the /proc/self files of a non-dumpable process belong to global root: an ordinary user could not
+    open its own uid_map (root could, which is how this went unnoticed). So the process is dumpable for the
+    three writes only, and non-dumpable again before anything else runs: the other processes of the user that
+    could attach to it meanwhile are the kernel that asked for the check (which runs the student's code
+    anyway) and the referee; earlier workers are in namespaces of their own and cannot name it. Everything
+    forked after this, the worker that runs the student's code included, inherits the non-dumpable state."""
+    libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+    try:
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"0 {uid} 1")
+        _write("/proc/self/gid_map", f"0 {gid} 1")
+    finally:
+        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # not harden(): finding libc again runs ldconfig, and the first
+        # process forked after unshare(CLONE_NEWPID) would be that one, the namespace's init, gone at once
 
 
 def _loopback_up() -> None:
@@ -253,7 +270,16 @@ def _kept_flags(flag: int) -> int:
 
 
 def _selftest() -> None:
-    """Enter the namespaces as a worker would and look around: prints "ok", or the reason it cannot."""
+    """Enter the namespaces as a worker would and look around: prints "ok", or the reason it cannot.
+
+    As a worker would: a fork of a non-dumpable process (the notebook's referee forks its workers), not this
+    freshly started one, so a system where only the latter can enter them gets the fallback, not a worker
+    that dies at every check."""
+    harden()
+    child = os.fork()
+    if child:
+        status = os.waitpid(child, 0)[1]
+        os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 70)
     try:
         enter()
         assert len([p for p in os.listdir("/proc") if p.isdigit()]) <= 3, "看得到命名空间外的进程"

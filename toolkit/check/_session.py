@@ -1,9 +1,8 @@
-"""The referee's end of one worker's pipe: requests, the objects lent to the worker, the callbacks answered.
+"""The referee's end of one worker's pipe: requests, and the worker's asks checked against a fixed vocabulary.
 
-See _remote.py for the protocol and _bridge.py for the scenario side (the clock, the worker's handles, a
-remote call). Every message from the worker is JSON; every question it asks is answered here from the
-referee's own objects, and only about their public attributes: a name starting with "_" (other than
-__name__, __doc__...) is refused, so a proxy is no way into the referee's modules.
+The referee lends nothing (see _remote.py and ARCHITECTURE.md's table): every message from the worker is JSON,
+read within MAX_MESSAGE bytes and checked field by field (MESSAGES) before anything acts on it, and an ask names
+an offered tool or model by number and is answered with plain data. Anything else ends the worker (Tampered).
 """
 from __future__ import annotations
 
@@ -13,35 +12,84 @@ import enum
 import inspect
 import itertools
 import json
-import pickle
 import time
-from typing import Any
+from typing import Any, Callable
 
-from ..clock import SimulatedClock
-from ._bridge import BridgeClock, CallableWorkerRef, WorkerRef
-from ._errors import Crashed, Hang, Raised
-from ._plain import Foreign, decode
-from ._remote import ArgRef, ExcSpec, ObjRef
+from ..redaction import safe_str
+from ._bridge import BridgeClock, CallableWorkerRef, Offer, WorkerRef
+from ._errors import CheckerError, Crashed, Hang, Raised, Tampered
+from ._plain import Malformed, decode
+from ._remote import ExcSpec
 
-PUBLIC_DUNDERS = ("__name__", "__qualname__", "__doc__", "__module__")  # the only "_" names a worker may read
+MAX_MESSAGE = 16 * 2**20  # bytes of one message from the worker
+MAX_ID = 2**53
+
+
+def _count(v: Any) -> bool:
+    return type(v) is int and 0 <= v < MAX_ID
+
+
+def _seconds(v: Any) -> bool:
+    return type(v) in (int, float) and v >= 0  # NaN fails; inf is a hang, as on a SimulatedClock
+
+
+def _raised(v: Any) -> bool:
+    return (type(v) is dict and set(v) <= {"names", "message", "line", "text"} and type(v.get("names")) is list
+            and bool(v["names"]) and all(type(n) is str for n in v["names"]) and type(v.get("message")) is str
+            and type(v.get("line", 0)) in (int, type(None)) and type(v.get("text", "")) is str)
+
+
+FIELDS: dict[str, Callable[[Any], bool]] = {  # a field's name decides its type, in every message
+    "id": _count, "tool": _count, "client": _count, "seq": _count, "n": _count, "seen": _count,
+    "seconds": _seconds, "request": lambda v: type(v) is dict, "raised": _raised, "failed": _raised,
+    "error": _raised, "unpicklable": _raised, "printed": lambda v: type(v) is str,
+    "sleeps": lambda v: type(v) is list and all(type(s) is list and len(s) == 2 and type(s[0]) is str and _seconds(s[1])
+                                                for s in v),
+    "args": lambda v: type(v) is list, "kwargs": lambda v: type(v) is dict, "value": lambda v: True,  # (decode)
+    "where": lambda v: type(v) is str, "asked": lambda v: type(v) is str, "blob": lambda v: type(v) is str,
+    "ok": lambda v: v is True, "missing": lambda v: v is True,
+}
+ANSWER = {"value", "raised"}  # an answer carries one of these
+MESSAGES: dict[str | None, tuple[set, set]] = {  # op: (required fields, optional ones); None: a request's answer
+    op: (set(required.split()), set(optional.split())) for op, required, optional in (
+        ("tool", "id tool args kwargs", ""), ("await", "id", ""), ("cancel", "id", ""),
+        ("model", "id client request", ""), ("now", "id", ""), ("sleep", "id seconds", ""), ("idle", "seen", ""),
+        ("ret", "seq", "value raised"), ("result", "n args kwargs printed sleeps", "value raised"),
+        (None, "", "value raised failed where asked ok error blob missing unpicklable printed sleeps"))}
+
+
+def checked(message: Any) -> dict:
+    """`message` if it is one of MESSAGES with every field of its type; Malformed otherwise."""
+    if type(message) is not dict:
+        raise Malformed("不是一个 JSON 对象")
+    op = message.get("op")
+    if op not in MESSAGES or (op is None and "op" in message):
+        raise Malformed(f"不认识的消息 {safe_str(op, 40)}")
+    (required, optional), fields = MESSAGES[op], set(message) - {"op"}
+    if not required <= fields <= required | optional or (op in ("ret", "result") and len(fields & ANSWER) != 1):
+        raise Malformed(f"{op} 消息的字段不对：{sorted(fields)[:8]}")
+    wrong = [name for name in fields if not FIELDS[name](message[name])]
+    if wrong:
+        raise Malformed(f"{op} 消息的 {wrong[0]} 不对")
+    return message
 
 
 class Session:
-    """The referee's end of one worker's pipe: the objects lent to it, the deadline, the accounting."""
+    """The referee's end of one worker's pipe: the deadline, what it offered the worker, the asks pending."""
 
     def __init__(self, proc: Any) -> None:
         self.proc = proc
-        self.objects: dict[int, Any] = {}
-        self.by_identity: dict[int, ObjRef] = {}
         self.ids = itertools.count(1)
         self.sent = 0
-        self.idle = False
+        self.idle = False  # the worker has handled everything sent to it and waits on the referee (time may move)
         self.deadline: float | None = None
         self.limit = 0.0
         self.clock: BridgeClock | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.offered: dict[int, tuple[Any, str, Callable, bool]] = {}  # number -> (object, kind, what answers, sync)
+        self.last_id = 0  # the worker's ids only grow: one seen before is a replay
+        self.pending: dict[int, Any] = {}  # an async tool's call asked for: its coroutine, until the worker awaits it
         self.tasks: dict[int, asyncio.Future] = {}
-        self.coroutines: list = []
         self.printed = ""
         self.sleeps: list = []
         self.fault: BaseException | None = None  # a Hang or Crashed during this run (a probe may swallow it)
@@ -77,13 +125,26 @@ class Session:
             raise self.fault
 
     def receive(self) -> dict:
+        """The worker's next message, checked (Tampered when it is not one of MESSAGES)."""
         try:
-            data = self.proc.conn.recv_bytes()
-        except (OSError, ValueError, EOFError):
+            data = self.proc.conn.recv_bytes(MAX_MESSAGE)
+        except EOFError:
             self._crashed()
-        message = json.loads(data.decode("utf-8"))
-        self.idle = message.get("op") == "idle" and message.get("seen") == self.sent
+        except OSError:  # longer than MAX_MESSAGE ("bad message length"), or the pipe broke
+            if self.proc.process.is_alive():
+                self.refuse(f"一条消息超过了 {MAX_MESSAGE} 字节")
+            self._crashed()
+        try:
+            message = checked(json.loads(data.decode("utf-8")))
+        except (ValueError, RecursionError) as exc:  # Malformed, bad JSON, a number too long
+            self.refuse(str(exc) if isinstance(exc, Malformed) else f"不是 JSON（{type(exc).__name__}）")
+        self.idle = message.get("op") == "idle" and message["seen"] == self.sent
         return message
+
+    def refuse(self, why: str) -> None:
+        self.proc.kill()
+        self.fault = Tampered(why)
+        raise self.fault
 
     def _crashed(self) -> None:
         self.proc.process.join(2)
@@ -92,31 +153,25 @@ class Session:
         self.fault = Crashed(code)
         raise self.fault from None
 
-    def worker_idle(self) -> bool:
-        """The worker has handled everything sent to it and waits on the referee (time may move)."""
-        return self.idle
-
-    def request(self, message: tuple, limit: float) -> dict:
-        """A plain request (load, call, a loader's cell): its answer; callbacks meanwhile are answered."""
-        self.deadline, self.limit = time.monotonic() + limit, limit
+    def answer_to(self, message: tuple, op: str | None = None, seq: int | None = None) -> dict:
+        """Send `message`; the worker's answer (op, with its seq), its asks meanwhile answered."""
         self.send(message)
         while True:
             self.receive_later()
             answer = self.receive()
-            if "op" not in answer:
+            if answer.get("op") == op and answer.get("seq") == seq:
                 return answer
             self.handle(answer)
+
+    def request(self, message: tuple, limit: float) -> dict:
+        """A plain request (load, call, a loader's cell): its answer."""
+        self.deadline, self.limit = time.monotonic() + limit, limit
+        return self.answer_to(message)
 
     def op(self, target: int, kind: str, payload: Any) -> Any:
         """A question about a worker handle (getattr, list, len...), answered there by the student's code."""
         seq = next(self.ids)
-        self.send(("op", seq, target, kind, payload))
-        while True:
-            self.receive_later()
-            message = self.receive()
-            if message.get("op") == "ret" and message.get("seq") == seq:
-                break
-            self.handle(message)
+        message = self.answer_to(("op", seq, target, kind, payload), "ret", seq)
         if "raised" in message:
             raised = message["raised"]
             if "AttributeError" in raised["names"]:
@@ -125,148 +180,170 @@ class Session:
         return self.take(message["value"])
 
     # --- values both ways ---------------------------------------------------------------------
-    def node(self, data: dict) -> Any:
-        if "p" in data:
-            return self.objects.get(data["p"], Foreign("object", "", "", "<未知对象>", True))
-        if "r" in data:
-            n, is_callable, fields = data["r"]
-            return (CallableWorkerRef if is_callable else WorkerRef)(self, n, fields)
-        return Foreign("object", "", "", "<无法识别的数据>", True)
+    def node(self, data: Any) -> WorkerRef:
+        """A handle in a value from the worker: {"r": [n, callable, shown]}."""
+        if not (type(data) is list and len(data) == 3 and _count(data[0]) and type(data[1]) is bool):
+            raise Malformed("句柄不对")
+        return (CallableWorkerRef if data[1] else WorkerRef)(self, data[0], decode({"o": data[2]}))
 
-    def take(self, data: Any) -> Any:
-        return decode(data, self.node)
+    def take(self, data: Any, handles: bool = True) -> Any:
+        """A value from the worker (Tampered when it is not what encode() writes, or a handle where none can be)."""
+        try:
+            return decode(data, self.node if handles else None)
+        except (Malformed, RecursionError) as exc:
+            self.refuse(f"值不对（{exc}）")
 
     def export(self, value: Any) -> Any:
-        """A referee value as the worker gets it: plain data as it is, a worker handle back as itself,
-        a toolkit dataclass of plain data as a copy, anything else as a reference that stays here."""
+        """A referee value as the worker gets it: plain data as it is, a toolkit dataclass of plain data as a copy, an
+        Offer as its Spec. Nothing else crosses (CheckerError)."""
         t = type(value)
         if value is None or t in (bool, int, float, str, bytes):
             return value
-        if isinstance(value, WorkerRef) and value.session is self:
-            return ArgRef(value.id)
         if t in (list, tuple):
             return t(self.export(v) for v in value)
         if t is dict:
             return {self.export(k): self.export(v) for k, v in value.items()}
-        if _value_dataclass(value):
+        if isinstance(value, Offer):
+            return value.spec(self)
+        if t.__module__.startswith("toolkit.") and isinstance(value, enum.Enum):
+            return value  # ErrorCode: a value, like the string it is
+        if t.__module__.startswith("toolkit.") and dataclasses.is_dataclass(value):
+            for f in dataclasses.fields(value):  # a ToolResult, an Attempt: a copy, when every field is plain data
+                self.export(getattr(value, f.name))
             return value
-        return self.lend(value)
+        raise CheckerError(f"the referee hands the worker plain data only, not a {t.__name__}")
 
-    def lend(self, value: Any) -> ObjRef:
-        """A reference to a referee object: the worker's proxy of it asks here for everything."""
-        ref = self.by_identity.get(id(value))
-        if ref is None or self.objects.get(ref.id) is not value:
-            n = next(self.ids)
-            self.objects[n] = value
-            ref = ObjRef(n, callable(value), inspect.isawaitable(value))
-            self.by_identity[id(value)] = ref
-            if inspect.iscoroutine(value):
-                self.coroutines.append(value)
-        return ref
+    def offer(self, obj: Any, kind: str, answer: Callable, sync: bool = True) -> int:
+        """The number the worker asks `obj` (a tool, a model) by; `answer(*args, **kwargs)` runs here for each ask."""
+        n = next((n for n, offer in self.offered.items() if offer[0] is obj), None) or next(self.ids)
+        self.offered[n] = (obj, kind, answer, sync)
+        return n
 
     def exception(self, exc: BaseException) -> tuple:
-        fields = {k: self.export(v) for k, v in getattr(exc, "__dict__", {}).items()}
-        spec = ExcSpec(type(exc), tuple(self.export(a) for a in exc.args), fields)
-        try:
-            pickle.dumps(spec)
-        except Exception:  # a class the worker could not import: the message survives
-            spec = ExcSpec(RuntimeError, (str(exc),), {})
-        return ("raise", spec)
+        """An exception raised here (a tool's failure, on purpose) as the worker raises it: of plain data only."""
+        cls, fields = type(exc), dict(getattr(exc, "__dict__", {}))
+        if cls.__module__ == "builtins" or cls.__module__.startswith("toolkit."):
+            try:
+                return ("raise", ExcSpec(cls, self.export(tuple(exc.args)), self.export(fields)))
+            except CheckerError:  # something in it is not plain data: its message crosses
+                pass
+        return ("raise", ExcSpec(RuntimeError, (safe_str(exc, 500),), {}))
 
     # --- answering the worker ------------------------------------------------------------------
     def handle(self, message: dict) -> None:
+        """One checked message from the worker that is not the answer awaited: an ask, answered (or refused)."""
         op = message.get("op")
-        if op == "cb":
-            try:
-                outcome = ("value", self.export(self.callback(message)))
-            except Exception as exc:  # a tool's failure (on purpose) or a refused question
-                outcome = self.exception(exc)
-            self.send(("ret", message["seq"], outcome))
-        elif op == "await":
-            self.start_await(message["task"], self.objects.get(message["target"]))
-        elif op == "cancel_await":
-            task = self.tasks.pop(message["task"], None)
-            if task is not None:
-                task.cancel()
-        elif op == "sleep" and self.clock is not None:
-            self.clock.remote_sleep(message["sid"], float(message["seconds"]))
-        elif op == "cancel" and self.clock is not None:
-            self.clock.remote_cancel(message["sid"])
+        if op in (None, "ret", "result"):
+            self.refuse(f"没有人在等的 {op or '回答'}")
+        if op in ("tool", "model", "now", "sleep"):
+            if message["id"] <= self.last_id:
+                self.refuse(f"{op} 的编号 {message['id']} 用过了")
+            self.last_id = message["id"]
+        getattr(self, f"on_{op}")(message)
 
-    def callback(self, message: dict) -> Any:
-        kind = message["kind"]
-        clock = self.clock if self.clock is not None else SimulatedClock()
-        if kind == "now":
-            return clock.now()
-        if kind == "advance":
-            return clock.advance(float(message["seconds"]))
-        if kind == "sleeps":
-            return list(clock.sleeps)
-        obj = self.objects.get(message.get("target"))
-        if kind == "call":
-            if not callable(obj):
-                raise TypeError(f"{type(obj).__name__} 不能调用")
-            return obj(*self.take(message["args"]), **self.take(message["kwargs"]))
-        if kind == "getattr":
-            name = str(message["name"])
-            if name.startswith("_") and name not in PUBLIC_DUNDERS:
-                raise AttributeError(f"检查器的对象不让读 {name}")
-            return getattr(obj, name)
-        if kind == "list":
-            return list(obj)
-        if kind == "len":
-            return len(obj)
-        if kind == "getitem":
-            return obj[self.take(message["key"])]
-        if kind == "contains":
-            return self.take(message["item"]) in obj
-        if kind == "bool":
-            return bool(obj)
-        if kind == "str":
-            return str(obj)
-        if kind == "repr":
-            return repr(obj)
-        raise ValueError(f"unknown callback {kind!r}")
+    def answer(self, n: int, outcome: tuple) -> None:
+        try:
+            self.send(("done", n, outcome))
+        except (Hang, Crashed):  # the worker is gone (also when a callback answers): the next poll says so
+            pass
 
-    def start_await(self, task_id: int, awaitable: Any) -> None:
-        """The worker awaits a referee awaitable (a tool's coroutine): run it here, answer "done" when it ends."""
+    def _offered(self, n: int, kind: str) -> tuple[Callable, bool]:
+        found = self.offered.get(n)
+        if found is None or found[1] != kind:
+            self.refuse(f"检查器没有给过编号 {n} 的{'工具' if kind == 'tool' else '模型'}")
+        return found[2], found[3]
+
+    def on_tool(self, message: dict) -> None:
+        run, sync = self._offered(message["tool"], "tool")
+        args, kwargs = self.take(message["args"], False), self.take(message["kwargs"], False)
+        if type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
+            self.refuse("工具的参数不对")
+        outcome = self._call(run, args, kwargs, plain=sync)
+        if sync:
+            self.answer(message["id"], outcome)
+        else:
+            self.pending[message["id"]] = outcome  # run when the worker awaits it (never, if it forgot to)
+
+    def _call(self, run: Callable, args: list, kwargs: dict, plain: bool = True) -> Any:
+        """One ask's outcome: ("value", plain data) (not `plain`: what `run` returned), or its exception."""
+        try:
+            value = run(*args, **kwargs)
+            return ("value", self.export(value)) if plain else value
+        except CheckerError:
+            raise
+        except Exception as exc:  # a tool's failure on purpose (a scripted timeout), or what the tool or model refused
+            return self.exception(exc)
+
+    def on_await(self, message: dict) -> None:
+        n = message["id"]
+        call = self.pending.pop(n, None)
+        if call is None:
+            self.refuse(f"await 的调用 {n} 不存在或已经 await 过了")
+        if type(call) is tuple:  # it failed when it was asked for
+            return self.answer(n, call)
+        if self.loop is None:
+            call.close()
+            return self.answer(n, ("raise", ExcSpec(RuntimeError, ("检查器：这里不能 await 工具（检查已经结束）",), {})))
+
         def done(future: asyncio.Future) -> None:
-            self.tasks.pop(task_id, None)
+            self.tasks.pop(n, None)
             if future.cancelled():
                 return
             exc = future.exception()
-            outcome = self.exception(exc) if exc is not None else ("value", self.export(future.result()))
-            try:
-                self.send(("done", task_id, outcome))
-            except (Hang, Crashed):
-                pass
+            self.answer(n, self.exception(exc) if exc is not None else ("value", self.export(future.result())))
 
-        if self.loop is None or not inspect.isawaitable(awaitable):
-            spec = ExcSpec(RuntimeError, ("检查器：这里不能 await 工具（检查已经结束）",), {})
-            self.send(("done", task_id, ("raise", spec)))
-            return
-        task = asyncio.ensure_future(awaitable, loop=self.loop)
-        self.tasks[task_id] = task
+        self.tasks[n] = task = asyncio.ensure_future(call, loop=self.loop)
         task.add_done_callback(done)
+
+    def on_cancel(self, message: dict) -> None:
+        """A sleep, a call or an await the worker dropped (a timeout won the race); an old one is let be."""
+        n = message["id"]
+        if self.clock is not None:
+            self.clock.remote_cancel(n)
+        task, call = self.tasks.pop(n, None), self.pending.pop(n, None)
+        if task is not None:
+            task.cancel()
+        if inspect.iscoroutine(call):
+            call.close()
+
+    def on_model(self, message: dict) -> None:
+        create, _ = self._offered(message["client"], "model")
+        self.answer(message["id"], self._call(create, [message["request"]], {}))
+
+    def on_now(self, message: dict) -> None:
+        self.answer(message["id"], ("value", self.clock.now()) if self.clock is not None else _NO_CLOCK)
+
+    def on_sleep(self, message: dict) -> None:
+        if self.clock is None:
+            return self.answer(message["id"], _NO_CLOCK)
+        n, waiter = message["id"], self.loop.create_future()
+        waiter.add_done_callback(lambda f: f.cancelled() or self.answer(n, ("value", None)))
+        self.clock.remote_sleep(n, float(message["seconds"]), waiter)
+
+    def on_idle(self, message: dict) -> None:
+        """The worker waits on the referee (seen in receive(): time may move)."""
 
     def finish(self, message: dict, args: tuple, kwargs: dict) -> Any:
         """The answer to an invoke: what it did to its arguments, its prints and waits, its value."""
-        for given, after in zip(args, message.get("args", [])):
+        for given, after in zip(args, message["args"]):
             _restore(given, self.take(after))
-        for key, after in message.get("kwargs", {}).items():
+        for key, after in message["kwargs"].items():
             _restore(kwargs.get(key), self.take(after))
-        self.printed += message.get("printed", "")
-        self.sleeps += message.get("sleeps", [])
+        self.printed += message["printed"]
+        self.sleeps += message["sleeps"]
         if "raised" in message:
             raised = message["raised"]
-            raise Raised(raised["names"], raised["message"], message.get("printed", ""))
+            raise Raised(raised["names"], raised["message"], message["printed"])
         return self.take(message["value"])
 
     def close_coroutines(self) -> None:
-        for coroutine in self.coroutines:
-            if inspect.getcoroutinestate(coroutine) == inspect.CORO_CREATED:
-                coroutine.close()  # asked for and never awaited: no "never awaited" warning
-        self.coroutines = []
+        for call in self.pending.values():
+            if inspect.iscoroutine(call):
+                call.close()  # asked for and never awaited: no "never awaited" warning
+        self.pending = {}
+
+
+_NO_CLOCK = ("raise", ExcSpec(RuntimeError, ("检查器的模拟时钟只在检查的场景里可用",), {}))
 
 
 def _restore(given: Any, after: Any) -> None:
@@ -276,28 +353,3 @@ def _restore(given: Any, after: Any) -> None:
     elif type(given) is dict and type(after) is dict:
         given.clear()
         given.update(after)
-
-
-def _value_dataclass(value: Any) -> bool:
-    """A dataclass of the toolkit (a ToolResult, an Attempt) whose fields are plain data (or the toolkit's enums,
-    or more such dataclasses): a value, safe to copy to the worker (the referee's records are not in it)."""
-    if not dataclasses.is_dataclass(value) or isinstance(value, type):
-        return False
-    if not type(value).__module__.startswith("toolkit."):
-        return False
-    return all(_plain_tree(getattr(value, f.name)) for f in dataclasses.fields(value))
-
-
-def _plain_tree(value: Any, depth: int = 0) -> bool:
-    t = type(value)
-    if value is None or t in (bool, int, float, str):
-        return True
-    if depth > 30:
-        return False
-    if t in (list, tuple):
-        return all(_plain_tree(v, depth + 1) for v in value)
-    if t is dict:
-        return all(_plain_tree(k, depth + 1) and _plain_tree(v, depth + 1) for k, v in value.items())
-    if isinstance(value, enum.Enum):
-        return t.__module__.startswith("toolkit.")  # ErrorCode: a value, like the string it is
-    return _value_dataclass(value)

@@ -1,14 +1,16 @@
-"""Scripted tools for probes (worker side): they count their calls and fail by a plan, on the simulated clock."""
+"""Scripted tools for probes (referee side): they count their calls and fail by a plan, on the simulated clock."""
 from __future__ import annotations
 
 from typing import Any
 
 from ..clock import get_clock
 from ..results import RetryableToolError
+from ._bridge import Offer
 from ._core import play, probe, simulate
+from ._remote import Spec
 
 
-class Scripted:
+class Scripted(Offer):
     """An async tool that follows `plan` (one entry per call, the last repeats): "ok", "timeout",
     "permission", "value", "rate_limited" (Retry-After `retry_after`), "connection", or a value to return.
 
@@ -16,6 +18,8 @@ class Scripted:
     when; `requested` also counts the coroutines asked for, so `not_awaited()` tells a call made but
     never awaited (`tool_fn(x)` without `await`) from no call at all.
     """
+
+    sync = False
 
     def __init__(self, plan: list[Any], *, latency: float = 0.0, retry_after: float = 5.0,
                  result: Any = "结果", name: str = "search") -> None:
@@ -46,6 +50,10 @@ class Scripted:
             raise RetryableToolError("请求过于频繁", error_code="RATE_LIMITED", retry_after=self.retry_after)
         return step
 
+    def spec(self, session: Any) -> Spec:
+        """What the worker builds its stand-in from: a function named like the tool; each call is asked here."""
+        return Spec("tool", (session.offer(self, "tool", self, self.sync), self.__name__, self.sync))
+
     def not_awaited(self) -> int:
         return self.requested - self.calls
 
@@ -70,6 +78,8 @@ class Scripted:
 
 class ScriptedSync(Scripted):
     """The same, as a plain (sync) function."""
+
+    sync = True
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         self.requested += 1

@@ -1,26 +1,16 @@
 """The worker: a process of its own where the student's code runs, and nothing of the referee's.
 
-Started by the referee (multiprocessing: forked from a clean fork server that has imported
-the toolkit, or spawned where there is none, on Windows) and driven over one pipe. The referee's requests are pickled
-(the referee is trusted); every answer is JSON (toolkit.check._plain), so nothing
-the student's code builds is ever unpickled where verdicts are taken. The
-referee ends the worker when an answer is late; the worker ends itself when the
-referee goes away.
-
-Two roles, same process kind:
-  - loader: runs a notebook's code cells in an IPython shell ("cell"), then hands
-    the student's object over as cloudpickle bytes ("export"); the referee passes
-    those bytes, unopened, to a fresh player;
-  - player: loads the object ("load") in a process where no student cell ran, so a
-    cell that monkeypatched the checker left its patch behind, and runs it: "call"
-    (obj(*args, **kwargs), plain data back) or, for a scenario check, "invoke": the
-    probe runs in the referee and lends the object tools and a clock that stay there
-    (proxies here, see _remote.py), so what the calls, waits and tokens were is
-    counted by the referee, never reported by this process.
-
-Around every request: the student's prints are captured (they never reach the
-pipe), and real waits are recorded instead of waited (time.sleep, asyncio.sleep):
-a check can then say "用了真实的 sleep" instead of timing out.
+Started by the referee (multiprocessing, see _player.py) and driven over one pipe. The referee's requests are
+pickled (the referee is trusted); every answer is JSON (_plain.py), checked by the referee, so nothing the
+student's code builds is ever unpickled where verdicts are taken. The referee ends the worker when an answer is
+late; the worker ends itself when the referee goes away. Two roles, same process kind:
+  - loader: runs a notebook's code cells in an IPython shell ("cell"), then hands the student's object over as
+    cloudpickle bytes ("export"), which the referee passes, unopened, to a fresh player;
+  - player: loads the object ("load") in a process where no student cell ran (a cell that monkeypatched the
+    checker left its patch behind) and runs it: "call" (plain data back) or, for a scenario check, "invoke" and
+    "op" (_remote.py: the tools, the model and the clock are stand-ins that ask the referee in plain data).
+Around every request the student's prints are captured (they never reach the pipe) and real waits (time.sleep,
+asyncio.sleep) are recorded instead of waited: a check can say "用了真实的 sleep" instead of timing out.
 """
 from __future__ import annotations
 
@@ -193,7 +183,7 @@ def serve(conn: Any, sandbox: dict | None = None) -> None:
         if request is None:
             return
         op, *args = request
-        if op in ("ret", "done", "wake"):  # late answers to a scenario call that has ended
+        if op == "done":  # a late answer to a scenario call that has ended
             continue
         REAL_SLEEPS.clear()
         captured = io.StringIO()
@@ -213,9 +203,9 @@ def serve(conn: Any, sandbox: dict | None = None) -> None:
             except BaseException as exc:  # the student's object failing to load, or the worker's own failure
                 frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
                 where = f"{os.path.basename(frame[0].filename)}:{frame[0].lineno}" if frame else ""
-                reply = {"failed": _exception(exc), "where": where, "op": op}
+                reply = {"failed": _exception(exc), "where": where, "asked": op}
         reply.update(report())
         try:
             link.send(reply)
         except (TypeError, ValueError) as exc:
-            link.send({"failed": _exception(exc), "op": op, "sleeps": [], "printed": ""})
+            link.send({"failed": _exception(exc), "asked": op, "sleeps": [], "printed": ""})

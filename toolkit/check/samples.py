@@ -24,7 +24,7 @@ def sales_results() -> dict[str, ToolResult]:
     if _CACHE:
         return dict(_CACHE)
     from ..executor import ToolExecutor
-    from ..tools import default_registry
+    from ..tools import course_dir, default_registry
 
     def call(path: str, call_id: str, data_dir: Path | None = None) -> ToolResult:
         executor = ToolExecutor(registry=default_registry(data_dir=data_dir))
@@ -37,7 +37,7 @@ def sales_results() -> dict[str, ToolResult]:
 
     _CACHE["ok"] = call("sales.csv", "call_ok")
     _CACHE["missing"] = call("sales_2023.csv", "call_missing")
-    faults = Path(__file__).resolve().parents[2] / "data" / "faults" / "sales" / "quantity_abc.csv"
+    faults = course_dir() / "data" / "faults" / "sales" / "quantity_abc.csv"
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copy(faults, Path(tmp) / "sales.csv")
         _CACHE["invalid"] = call("sales.csv", "call_invalid", Path(tmp))

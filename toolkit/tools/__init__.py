@@ -18,12 +18,12 @@ from typing import Any, Callable
 
 from ..knowledge import teach
 from ..registry import ToolRegistry
-from ._files import DATA_DIR_ENV, DataDir, data_dir
+from ._files import DATA_DIR_ENV, DataDir, course_dir, data_dir
 from .sales import SALES_KNOWLEDGE, analyze_sales_csv
 from .travel import (FLIGHTS_KNOWLEDGE, WEATHER_KNOWLEDGE, flight_cities, get_weather, search_flights,
                      teaching_today, weather_cities)
 
-__all__ = ["analyze_sales_csv", "get_weather", "search_flights", "default_registry", "data_dir",
+__all__ = ["analyze_sales_csv", "get_weather", "search_flights", "default_registry", "course_dir", "data_dir",
            "DATA_DIR_ENV", "SALES_TOOL_SCHEMA", "weather_schema", "flights_schema", "KNOWLEDGE", "teaching_today"]
 
 SALES_TOOL_SCHEMA: dict = {

@@ -1,7 +1,9 @@
 """Where the example tools may read: the data directory and the path check that keeps them in it.
 
-Every example tool reads only from one directory, `<project root>/data/input/`
-(the project root is found from the package's own location). Setting the
+Every example tool reads only from one directory, `data/input/` in the course
+folder (`course_dir()`: the checkout the package sits in, or, for a toolkit
+installed with `pip install .`, the nearest folder from the current directory up
+that holds data/input/). Setting the
 environment variable TOOLKIT_DATA_DIR replaces that directory for the whole
 process; a tool's `data_dir=` argument (which `default_registry(data_dir=...)`
 binds) replaces it for that tool alone, so a panel or a check can point the
@@ -19,9 +21,8 @@ from typing import Any, Union
 
 
 
-__all__ = ["DATA_DIR_ENV", "LOGICAL_PREFIX", "DataDir", "data_dir", "resolve_input", "find_input", "envelope",
-           "error_envelope",
-           "load_json_data"]
+__all__ = ["DATA_DIR_ENV", "LOGICAL_PREFIX", "DataDir", "course_dir", "data_dir", "resolve_input", "find_input",
+           "envelope", "error_envelope", "load_json_data"]
 
 DATA_DIR_ENV = "TOOLKIT_DATA_DIR"
 LOGICAL_PREFIX = "data/input"  # how paths are shown to the model, whatever the real directory is
@@ -31,14 +32,33 @@ DataDir = Union[str, os.PathLike, None]
 """A tool's data folder: a path, or None for the default (`data_dir()`)."""
 
 
+def course_dir() -> Path:
+    """The course folder, the one that holds data/ (beside notebooks/, exercises/ and solutions/).
+
+    The folder the toolkit package sits in, when it holds data/input/ (a checkout: the README's editable
+    install, or the toolkit on sys.path); else the nearest folder, from the current directory up, that holds
+    data/input/ (a toolkit installed with `pip install .`, in a course image: a chapter runs in notebooks/,
+    the agent's command line in the course folder); else the package's folder, where a tool then answers that
+    its file is not there."""
+    beside_package = Path(__file__).resolve().parents[2]  # toolkit/tools/_files.py -> the folder holding toolkit/
+    if (beside_package / "data" / "input").is_dir():
+        return beside_package
+    try:
+        here = Path.cwd()
+    except OSError:  # the current directory was removed
+        return beside_package
+    return next((folder for folder in (here, *here.parents) if (folder / "data" / "input").is_dir()), beside_package)
+
+
 def data_dir(folder: DataDir = None) -> Path:
-    """The directory the tools read from: `folder` if given, else $TOOLKIT_DATA_DIR if set, else <root>/data/input."""
+    """The directory the tools read from: `folder` if given, else $TOOLKIT_DATA_DIR if set, else the course
+    folder's data/input (`course_dir()`)."""
     if folder is not None and str(folder).strip():
         return Path(folder).expanduser()
     override = os.environ.get(DATA_DIR_ENV, "").strip()
     if override:
         return Path(override).expanduser()
-    return Path(__file__).resolve().parents[2] / "data" / "input"  # toolkit/tools/_files.py -> the project root
+    return course_dir() / "data" / "input"
 
 
 def envelope(data: Any, source: list[str]) -> dict:

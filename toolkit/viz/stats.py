@@ -30,7 +30,7 @@ from ..hooks import ToolEvent
 from ..results import ErrorCode
 from .records import CallRecords, attempt_outcome, call_outcome, call_records
 from .style import (BIG_SCALE, BIG_WIDTH, NOT_RUN, NOT_RUN_COLOR, NOT_RUN_LABEL, OUTCOME_COLORS, OUTCOME_LABELS,
-                    WIDTH, empty_state, finite, font_pt, new_figure, pin_labels, place, rc, text_inches)
+                    WIDTH, code_label, empty_state, finite, font_pt, new_figure, pin_labels, place, rc, text_inches)
 
 __all__ = ["CallStatsChart", "call_stats", "breaker_windows", "budget_tokens"]
 
@@ -40,6 +40,7 @@ COLORS = {**OUTCOME_COLORS, NOT_RUN: NOT_RUN_COLOR}
 LABELS = {**OUTCOME_LABELS, NOT_RUN: NOT_RUN_LABEL}
 _ROW_H, _GAP, _EXTRA_H = 1.35, 0.78, 1.2   # inches: a row of panels, the room under it, the breaker/budget row
 _RIGHT_COLUMN = (4.75, 3.1)                 # (left, width) of the right-hand panels
+BIG_ROW_H, _BIG_GAP = 1.05, 0.7             # presentation mode: a row's plot, the room under it (times BIG_SCALE)
 
 
 def _boxes(spans: Iterable[tuple[float, float, float, float]]) -> list:
@@ -111,7 +112,7 @@ class CallStatsChart:
     partial, retryable, timeout, fatal, not_run), "errors-<outcome>", "durations",
     "median", "retries", "breaker-open", "breaker-trial", "breaker-refused",
     "budget-tokens", "budget-denied". big: presentation mode (toolkit.viz.style.font_pt): larger
-    text in a BIG_WIDTH-inch figure, the panels in one column.
+    text in a BIG_WIDTH-inch figure, its rows no taller than their text needs.
     """
 
     def __init__(self, *, legend: bool = True, dpi: int = 90, big: bool = False) -> None:
@@ -177,7 +178,7 @@ class CallStatsChart:
         k = self.k
         self._top = (0.12 + 0.25 * title_lines + (0.3 if self.legend else 0) + 0.3) * k  # title, key, panels' titles
         if self.big:
-            self._place_column(left)
+            self._place_grid(left)
             return
         height = self._top + 2 * (_ROW_H + _GAP) + (_EXTRA_H + _GAP if self.shape else 0)
         self.figure.set_size_inches(WIDTH, height)
@@ -198,24 +199,32 @@ class CallStatsChart:
         for ax in axes.values():
             pin_labels(ax, xlabel_in=0.3, ylabel_in=0.5)
 
-    def _place_column(self, left: float) -> None:
-        """Presentation mode: the panels with long labels or titles the figure's full width, one under
-        another, and durations beside retries."""
-        k, width = self.k, self.width
-        half = (width - 0.2 - 2 * 0.75 * k) / 2  # each of a pair has its own y-axis label on its left
-        rows = [[("tools", left, width - 0.2 - left)], [("errors", left, width - 0.2 - left)],
-                [("durations", 0.75 * k, half), ("retries", 1.5 * k + half, half)]]
-        rows += [[(name, left, width - 0.2 - left)] for name in ("breaker", "budget") if name in self.axes]
-        heights = [_EXTRA_H if row[0][0] in ("breaker", "budget") else _ROW_H for row in rows]
-        height = self._top + sum(heights) + len(rows) * _GAP * k
+    def _place_grid(self, left: float) -> None:
+        """Presentation mode: two rows of two panels in a BIG_WIDTH-inch figure, each row only as tall as its text
+        needs (BIG_ROW_H), so the picture fits a 1920×1080 screen under the failure panel's scene buttons: how the
+        calls ended and the failed attempts above, the breaker and the budget below when the run had them (the
+        durations and the retries then stay out of this picture), else the durations and the retries."""
+        k, width, axes = self.k, self.width, self.axes
+        left = max(left, 0.75 * k)  # every panel's tick labels and y-axis title fit in it
+        plot = (width - 0.2 - 0.15 - 2 * left) / 2
+        columns = (left, 2 * left + plot + 0.15)
+        gap = _BIG_GAP * k  # an x-axis label under a row and the next row's title
+        height = self._top + 2 * BIG_ROW_H + gap + 0.45 * k
         self.figure.set_size_inches(width, height)
-        y = height - self._top
-        for row, row_h in zip(rows, heights):
-            y -= row_h
-            for name, x, w in row:
-                place(self.axes[name], x, y, w, row_h)
-                pin_labels(self.axes[name], xlabel_in=0.3 * k, ylabel_in=0.5 * k)
-            y -= _GAP * k
+        y_top = height - self._top - BIG_ROW_H
+        y_bottom = y_top - gap - BIG_ROW_H
+        below = [name for name in ("breaker", "budget") if name in axes] or ["durations", "retries"]
+        for name in ("durations", "retries"):
+            axes[name].set_visible(name in below)
+        place(axes["tools"], columns[0], y_top, plot, BIG_ROW_H)
+        place(axes["errors"], columns[1], y_top, plot, BIG_ROW_H)
+        if len(below) == 1:
+            place(axes[below[0]], left, y_bottom, width - 0.2 - left, BIG_ROW_H)
+        else:
+            for name, x in zip(below, columns):
+                place(axes[name], x, y_bottom, plot, BIG_ROW_H)
+        for ax in axes.values():
+            pin_labels(ax, xlabel_in=0.3 * k, ylabel_in=0.5 * k)
 
     # updating: the data of one run
     def update(self, records: Any, events: Iterable[ToolEvent] | None = None) -> "CallStatsChart":
@@ -248,10 +257,9 @@ class CallStatsChart:
                 codes.setdefault(code, Counter())[outcome] += 1
         order = sorted(codes, key=lambda code: (-sum(codes[code].values()), code))
         labels = [f"{name}\n成功率 {by_tool[name]['ok'] / sum(by_tool[name].values()):.0%}" for name in names]
-        left = max([0.8] + [text_inches(t, font_pt(8, self.big)) + 0.15 for t in labels + order])
-        title = self._title(found)
-        if self.big:  # a narrower figure: the second line's notes each on a line of their own
-            title = title.replace("；", "\n")
+        code_names = [code_label(code) for code in order]
+        left = max([0.8] + [text_inches(t, font_pt(8, self.big)) + 0.15 for t in labels + code_names])
+        title = self._title(found, histograms=not (self.big and self.shape))
         self._place(min(left, 2.3 * self.k), title.count("\n") + 1)
         self.figure.suptitle(title, x=0.02, y=1 - 0.08 / self.figure.get_size_inches()[1], ha="left", va="top",
                              fontsize=font_pt(10, self.big), linespacing=1.5)
@@ -267,9 +275,10 @@ class CallStatsChart:
         failed = sum(sum(c.values()) for c in codes.values())
         longest = _stacked(parts["errors"], [codes[c] for c in order], ATTEMPT_KEYS)
         parts["no_errors"].set_visible(not order)
-        ax.set_yticks(range(len(order)), order)
+        ax.set_yticks(range(len(order)), code_names)
         ax.set(xlim=(0, max(longest, 1) * 1.05), ylim=(max(len(order), 1) - 0.5, -0.5))
-        ax.set_title(f"失败的尝试：{failed} 次（共 {found.attempts} 次尝试）", loc="left")
+        total = "" if self.big else f"（共 {found.attempts} 次尝试）"  # presentation mode: the figure's title says it
+        ax.set_title(f"失败的尝试：{failed} 次{total}", loc="left")
 
         self._durations(ran)
         retries = Counter(r.retries for r in ran)
@@ -284,7 +293,7 @@ class CallStatsChart:
             self._key(by_tool, codes)
 
     @staticmethod
-    def _title(found: CallRecords) -> str:
+    def _title(found: CallRecords, histograms: bool = True) -> str:
         """The figure's title: what was counted, and on a second line what was left out or refused."""
         results = found.results
         if not results:
@@ -296,7 +305,8 @@ class CallStatsChart:
                 text += f"（执行器共 {found.total_calls} 次调用，记录里只留了最近 {len(results)} 次）"
             notes = []
             if found.rejected:
-                notes.append(f"熔断拦下 {len(found.rejected)} 次（未执行：不算尝试，也不进耗时和重试两图）")
+                also = "，也不进耗时和重试两图" if histograms else ""  # presentation mode may leave those two out
+                notes.append(f"熔断拦下 {len(found.rejected)} 次（未执行：不算尝试{also}）")
             denied = [e for e in found.budget_events if e.kind == "budget_deny"]
             if denied:
                 notes.append(f"重试额度拒绝 {len(denied)} 次")
@@ -325,7 +335,8 @@ class CallStatsChart:
         parts["median"].set_xdata([middle, middle])
         parts["median"].set_visible(True)
         ax.set(xlim=(edges[0], edges[-1]), ylim=(0, max(counts) * 1.1))
-        ax.set_title(f"耗时分布（虚线：中位数 {middle:.0f} ms）", loc="left")
+        ax.set_title(f"耗时：中位数 {middle:.0f} ms" if self.big else f"耗时分布（虚线：中位数 {middle:.0f} ms）",
+                     loc="left")
 
     def _guards(self, found: CallRecords) -> None:
         """The breaker's and the budget's rows, from their events, on the statistics' clock."""

@@ -32,13 +32,14 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 
 from ..backoff import Jitter
+from ..results import ErrorCode
 
 __all__ = [
     "setup_fonts", "font_family", "rc", "ChartFigure", "new_figure", "place", "pin_labels", "text_inches",
     "empty_state", "fmt_seconds", "SHIPPED_FONT", "SHIPPED_FAMILY", "SYSTEM_CJK_FAMILIES", "DPI", "WIDTH",
     "OUTCOME_COLORS", "OUTCOME_LABELS", "NOT_RUN", "NOT_RUN_COLOR", "NOT_RUN_LABEL", "INSTANT_LABEL",
     "WAIT_COLOR", "RETRY_AFTER_COLOR", "DEADLINE_COLOR", "JITTER_MODES", "JITTER_LABELS",
-    "BIG_SCALE", "BIG_MIN_PT", "BIG_WIDTH", "font_pt", "smallest_text_pt",
+    "BIG_SCALE", "BIG_MIN_PT", "BIG_WIDTH", "font_pt", "smallest_text_pt", "CODE_LABELS", "code_label",
 ]
 
 # --- fonts ---------------------------------------------------------------------------
@@ -142,6 +143,26 @@ INSTANT_LABEL = "耗时约为 0 的尝试（圆点）"
 JITTER_MODES: tuple[str, ...] = get_args(Jitter)  # "none", "full", "equal", "decorrelated"
 JITTER_LABELS = {"none": "无抖动 none", "full": "全抖动 full", "equal": "等分抖动 equal",
                  "decorrelated": "去相关抖动 decorrelated"}
+# what a chart calls an error code (a failed attempt's bar, a call that never ran): Chinese, as the key beside it
+CODE_LABELS: dict[str, str] = {
+    ErrorCode.TIMEOUT: "超时", ErrorCode.CONNECTION: "连接中断", ErrorCode.RATE_LIMITED: "限流 429",
+    ErrorCode.SERVER_ERROR: "服务错误 500", ErrorCode.BAD_GATEWAY: "网关错误 502", ErrorCode.UNAVAILABLE: "服务不可用 503",
+    ErrorCode.TRANSIENT: "临时错误", ErrorCode.CIRCUIT_OPEN: "熔断拦下", ErrorCode.BAD_REQUEST: "请求有误 400",
+    ErrorCode.UNAUTHORIZED: "认证失败 401", ErrorCode.FORBIDDEN: "禁止访问 403", ErrorCode.NOT_FOUND: "找不到 404",
+    ErrorCode.CONFLICT: "冲突 409", ErrorCode.HTTP_ERROR: "其他 HTTP 错误", ErrorCode.PERMISSION_DENIED: "权限不足",
+    ErrorCode.INVALID_ARGUMENTS: "参数错误", ErrorCode.INVALID_ARGUMENTS_JSON: "参数不是合法 JSON",
+    ErrorCode.BAD_TOOL_SCHEMA: "工具定义有误", ErrorCode.UNKNOWN_TOOL: "没有这个工具", ErrorCode.REPEATED_CALL: "重复调用",
+    ErrorCode.TOOL_FAILURE_LIMIT: "连续失败到上限", ErrorCode.TOOL_ERROR: "工具出错", ErrorCode.FATAL: "不可重试错误",
+    ErrorCode.UNKNOWN: "未知错误", ErrorCode.PLUGIN_ERROR: "插件出错", ErrorCode.APPROVAL_DENIED: "未获批准",
+    "PARTIAL": "部分结果",
+}
+
+
+def code_label(code: str | None) -> str:
+    """The chart's Chinese name for an error code (a tool's own code, unknown here, as it is)."""
+    return CODE_LABELS.get(str(code or ErrorCode.UNKNOWN), str(code))
+
+
 WAIT_COLOR = "#6b7280"
 RETRY_AFTER_COLOR = "#1f6fb2"
 DEADLINE_COLOR = "#c1121f"

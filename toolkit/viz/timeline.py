@@ -20,17 +20,20 @@ from matplotlib.ticker import MaxNLocator
 from ..results import ErrorCode
 from .records import Rows, attempt_outcome, timeline_rows
 from .style import (DEADLINE_COLOR, INSTANT_LABEL, NOT_RUN_COLOR, NOT_RUN_LABEL, OUTCOME_COLORS, OUTCOME_LABELS,
-                    RETRY_AFTER_COLOR, WAIT_COLOR, WIDTH, BIG_SCALE, BIG_WIDTH, fmt_seconds, font_pt, new_figure,
-                    pin_labels, place, rc, text_inches)
+                    RETRY_AFTER_COLOR, WAIT_COLOR, WIDTH, BIG_SCALE, BIG_WIDTH, code_label, fmt_seconds, font_pt,
+                    new_figure, pin_labels, place, rc, text_inches)
 
-__all__ = ["TimelineChart", "retry_timeline", "BIG_TALLEST"]
+__all__ = ["TimelineChart", "retry_timeline", "BIG_TALLEST", "Y_LABEL"]
 
 LABELLED_ROWS = 20    # up to this many rows every row is named and every wait labelled with its length;
                       # past it, at most nine rows are numbered (a tick label costs a text to lay out and draw)
 INSTANT_PX = 3.0      # an attempt narrower than this many pixels is drawn as a dot
-BIG_TALLEST = 3.6     # inches, presentation mode past LABELLED_ROWS rows: shown ~850 px wide on a 1280×800 laptop
-                      # (BIG_WIDTH inches), 510 px tall, under the scene buttons and summary in a ~680 px notebook
+BIG_TALLEST = 3.3     # inches, presentation mode with max_rows or past LABELLED_ROWS rows: shown ~830 px wide on a
+                      # 1280×800 laptop (BIG_WIDTH inches), 455 px tall, under the scene buttons and summary in a
+                      # ~675 px notebook; 550 px tall where it is shown 1000 px wide (1920×1080)
 _TOP, _BOTTOM, _RIGHT = 0.42, 0.5, 0.15  # inches around the axes
+_TITLE_LINE = 0.24                       # inches: a second line of the title (what a row limit left out)
+Y_LABEL = "调用（编号）"
 _LEGEND_FONT = 7
 _KEY_LABELS = (*OUTCOME_LABELS.values(), "退避等待", "按 Retry-After 等待", INSTANT_LABEL, NOT_RUN_LABEL, "总时限 100s")
 
@@ -44,12 +47,14 @@ class TimelineChart:
     title (which counts calls and attempts). Artists carry gids: "attempts-<outcome>",
     "instant-attempts", "waits", "retry-after-waits", "not-run", "deadline",
     "wait-label", "not-run-label". big: presentation mode (toolkit.viz.style.font_pt): larger text in
-    a BIG_WIDTH-inch figure.
+    a BIG_WIDTH-inch figure. max_rows: past this many calls, draw only max_rows of those worth looking at
+    (retried, not successful or never run; spread evenly over them; the first calls if none is), rows
+    numbered, no text over the bars, tall enough to read from the back of a room; the title says so.
     """
 
     def __init__(self, *, legend: bool = True, deadline: float | None = None, title: str | None = None,
-                 dpi: int = 90, big: bool = False) -> None:
-        self.legend, self.deadline, self.title, self.big = legend, deadline, title, big
+                 dpi: int = 90, big: bool = False, max_rows: int | None = None) -> None:
+        self.legend, self.deadline, self.title, self.big, self.max_rows = legend, deadline, title, big, max_rows
         self.width, self.k = (BIG_WIDTH, BIG_SCALE) if big else (WIDTH, 1.0)  # k: the margins around text
         self.figure: Figure = new_figure(3.0, width=self.width, dpi=dpi, big=big)
         self.figure.empty_state = True
@@ -65,63 +70,84 @@ class TimelineChart:
                                                           gid="waits"))
             self.limited = ax.add_collection(LineCollection([], colors=RETRY_AFTER_COLOR, linestyles="--",
                                                             linewidths=1.2, gid="retry-after-waits"))
-            self.not_run, = ax.plot([], [], "x", color=NOT_RUN_COLOR, markersize=6 * self.k, markeredgewidth=1.5,
-                                    gid="not-run")
+            self.not_run, = ax.plot([], [], "x", color=NOT_RUN_COLOR, markersize=(5 if big else 6) * self.k,
+                                    markeredgewidth=1.5, gid="not-run")
             self.deadline_line = ax.axvline(deadline or 0.0, color=DEADLINE_COLOR, linestyle="--", linewidth=1.2,
                                             gid="deadline", visible=deadline is not None)
             ax.set_xlabel("时间（秒，从第一次尝试算起）")
+            ax.set_ylabel(Y_LABEL)
             ax.grid(axis="x", alpha=0.3)
             self.message = ax.text(0.5, 0.5, "", ha="center", va="center", transform=ax.transAxes, color="#555555",
                                    fontsize=font_pt(11, big))
         self.texts: list = []
         self._label_ends: dict[int, float] = {}  # per row: where the last wait label above the line ends
 
-    def update(self, records: Any) -> "TimelineChart":
+    def update(self, records: Any, *, min_span: float = 0.0) -> "TimelineChart":
         """Draw `records` (see toolkit.viz.records.timeline_rows for what it accepts); returns self.
+        min_span: the time axis spans at least this many seconds (runs to compare can share one axis).
 
         Raises TypeError for records it does not know."""
         rows = timeline_rows(records)
         with matplotlib.rc_context(rc(self.big)):
-            self._draw(rows)
+            self._draw(rows, min_span if math.isfinite(min_span) else 0.0)
         return self
 
-    def _draw(self, found: Rows) -> None:
-        ax, rows, k, width = self.ax, found.rows, self.k, self.width
-        top, bottom, right_margin = _TOP * k, _BOTTOM * k, _RIGHT
+    def _shown(self, rows: list) -> tuple[list, str]:
+        """The rows to draw and, when max_rows left some out, which ones the picture holds: of the calls worth
+        looking at (retried, not successful, never run), max_rows spread evenly over them, in their order."""
+        limit = self.max_rows
+        if limit is None or len(rows) <= limit:
+            return rows, ""
+        eventful = [r for r in rows if len(r.trace) != 1 or attempt_outcome(r.trace[0]) != "ok"]
+        if len(eventful) <= limit:
+            return eventful or rows[:limit], (f"（只画有重试、没成功或未执行的 {len(eventful)} 次）" if eventful
+                                             else f"（只画前 {limit} 次）")
+        picked = [eventful[i * len(eventful) // limit] for i in range(limit)]
+        return picked, f"（有重试、没成功或未执行的 {len(eventful)} 次里，均匀取 {limit} 次）"
+
+    def _draw(self, found: Rows, min_span: float = 0.0) -> None:
+        ax, k, width = self.ax, self.k, self.width
+        rows, left_out = self._shown(found.rows)
+        top, bottom, right_margin = (_TOP + (_TITLE_LINE if left_out else 0)) * k, _BOTTOM * k, _RIGHT
+        if self.big:  # no more room above the axes than the title's lines take: the chart shares a laptop's screen
+            top = 0.16 + (2 if left_out else 1) * font_pt(10, True) / 72 * 1.25
         for text in self.texts:
             text.remove()
         self.texts = []
         n = len(rows)
+        named = n <= LABELLED_ROWS and not self.max_rows  # a limited picture: numbers, no text over the bars
         if n <= LABELLED_ROWS:
-            ticks, labels = list(range(n)), [row.label for row in rows]
+            ticks, labels = list(range(n)), [row.label if named else row.label.split(".")[0] for row in rows]
         else:
             step = next(s for s in (2, 5, 10, 20, 25, 50, 100, 200, 500) if n / s <= 8)
             ticks = [0] + list(range(step - 1, n, step))
             labels = [str(i + 1) for i in ticks]
         size = font_pt(8 if n <= LABELLED_ROWS else 6, self.big)
-        left = max(0.45, text_inches(max(labels, key=len, default=""), size) + 0.2)
+        tick_in = max(0.25, text_inches(max(labels, key=len, default=""), size) + 0.1)
+        left = tick_in + 0.3 * k  # the tick labels, then the axis title
+        ylabel_in = tick_in + 0.08 * k
         rows_h = (0.26 * min(n, LABELLED_ROWS) + 0.03 * max(min(n, 100) - LABELLED_ROWS, 0)) * k if n else 1.0
         # presentation mode: past LABELLED_ROWS rows are thin bars, and the whole chart fits on a laptop's screen
         # under the failure panel's scene buttons (BIG_TALLEST)
-        tallest = BIG_TALLEST if self.big and n > LABELLED_ROWS else 6.4 * k
+        tallest = BIG_TALLEST if self.big and (n > LABELLED_ROWS or self.max_rows) else 6.4 * k
         height = min(max(top + bottom + rows_h, 2.0), tallest)
         self.figure.set_size_inches(width, height)
         self.figure.empty_state = not n
         self.message.set_text("" if n else "还没有调用记录")
         if not n:
             place(ax, left, bottom, width - left - right_margin, height - top - bottom)
-            pin_labels(ax, xlabel_in=0.3 * k)
+            pin_labels(ax, xlabel_in=0.3 * k, ylabel_in=ylabel_in)
             self._clear()
             ax.set(xlim=(0, 1), ylim=(0.5, -0.5), yticks=[])
             note = f"（{found.invalid} 条记录的时间不是有限数，未画出）" if found.invalid else ""
             ax.set_title((self.title or "重试时间线：还没有调用记录") + note, loc="left")
             self._set_legend([])
             return
-        t0 = min(r.start for r in rows)
+        t0 = min(r.start for r in found.rows)  # the batch's first attempt, also when max_rows left it out
         end = max([a.end + (a.wait_after if a.wait_after > 0 and math.isfinite(a.wait_after) else 0)
                    for r in rows for a in r.trace] + [r.start for r in rows])
         deadline = self.deadline if self.deadline is not None and math.isfinite(self.deadline) else 0.0
-        span = max(end - t0, deadline, 1e-3)
+        span = max(end - t0, deadline, min_span, 1e-3)
         # what counts as too short for a bar does not depend on whether a key sits beside the axes
         widest_key = max(text_inches(label, font_pt(_LEGEND_FONT, self.big)) for label in _KEY_LABELS) + 0.55 * k
         axes_px = (width - left - right_margin - widest_key) * self.figure.dpi
@@ -145,19 +171,19 @@ class TimelineChart:
                 if a.wait_after > 0 and math.isfinite(a.wait_after):
                     after_429 = a.error_code == ErrorCode.RATE_LIMITED
                     (limited if after_429 else waits).append([(x1, y), (x1 + a.wait_after, y)])
-                    if n <= LABELLED_ROWS:
+                    if named:
                         self._label_wait(x1 + a.wait_after / 2, y, a.wait_after, after_429, span / axes_px)
             if not row.trace:
                 skipped.append((row.start - t0, y))
-                if n <= LABELLED_ROWS:
-                    self.texts.append(ax.text(row.start - t0, y, f" {row.note}", va="center",
+                if named:
+                    self.texts.append(ax.text(row.start - t0, y, f" {code_label(row.note)}", va="center",
                                               fontsize=font_pt(7, self.big),
                                               color="#555555", gid="not-run-label"))
         keys = self._legend_entries(found, bool(dots)) if self.legend else []
         right = right_margin + (max(text_inches(label, font_pt(_LEGEND_FONT, self.big)) for _, label in keys)
                                 + 0.55 * k if keys else 0)
         place(ax, left, bottom, width - left - right, height - top - bottom)
-        pin_labels(ax, xlabel_in=0.3 * k)
+        pin_labels(ax, xlabel_in=0.3 * k, ylabel_in=ylabel_in)
         for key, polys in boxes.items():
             self.boxes[key].set_verts(polys)
             self.boxes[key].set_visible(bool(polys))  # an empty artist still costs a draw call
@@ -174,9 +200,11 @@ class TimelineChart:
         ax.set_xlim(-span * 0.01, span * 1.03)
         ax.set_ylim(n - 0.5, -0.5)
         ax.set_yticks(ticks, labels, fontsize=size)
-        title = self.title or f"重试时间线：{n} 次调用，{found.attempts} 次尝试"
-        if skipped and not self.title:
-            title += f"，{len(skipped)} 次未执行"
+        title = self.title or f"重试时间线：{len(found.rows)} 次调用，{found.attempts} 次尝试"
+        if not self.title and any(not r.trace for r in found.rows):
+            title += f"，{sum(1 for r in found.rows if not r.trace)} 次未执行"
+        if left_out:
+            title += "\n" + left_out
         if found.invalid:
             title += f"（{found.invalid} 条记录的时间不是有限数，未画出）"
         ax.set_title(title, loc="left")

@@ -19,7 +19,8 @@ _PANELS: "weakref.WeakSet[Panel]" = weakref.WeakSet()
 
 # One stylesheet every panel carries (the same text, so the page holds it once per panel, harmlessly):
 # readouts of a fixed width (a typed value never moves its column), and presentation mode's sizes through
-# the variables ipywidgets draws its controls with.
+# the variables ipywidgets draws its controls with; in a JupyterLab notebook showing a panel in presentation
+# mode, the answers folded in its Markdown (<details>) open at the panels' size too.
 PANEL_CSS = f"""<style>
 .trl-panel h3 {{ margin: 0.2em 0; }}
 .trl-panel .widget-readout {{ width: 3.6em; min-width: 3.6em; max-width: 3.6em; overflow: hidden;
@@ -31,7 +32,8 @@ PANEL_CSS = f"""<style>
 .trl-big .widget-html-content, .trl-big .widget-label, .trl-big .widget-label-basic {{ line-height: 1.4; }}
 .trl-big table {{ font-size: {BIG_TEXT_PX}px !important; }}
 .trl-big .trl-key div {{ font-size: {BIG_TEXT_PX - 2}px !important; line-height: 1.6 !important; }}
-.trl-big pre {{ font-size: {BIG_TEXT_PX - 2}px; }}
+.trl-big pre, .trl-big .jp-RenderedText pre {{ font-size: {BIG_TEXT_PX - 2}px; }}
+.jp-Notebook:has(.trl-big) .jp-RenderedMarkdown details {{ font-size: {BIG_TEXT_PX}px; line-height: 1.5; }}
 .trl-big h3 {{ font-size: {round(BIG_TEXT_PX * 1.4)}px; }}
 .trl-big .noUi-handle {{ transform: scale(1.4); }}
 </style>"""
@@ -84,6 +86,7 @@ class Reveal:
         self.text, self.label, self.shown = text, label, False
         self.output = W.Output()
         self.button = button(label, "eye", self.toggle)
+        self.button.layout.width, self.button.layout.align_self = "auto", "flex-start"  # its whole label, no wider
         self.widget = W.VBox([self.button, self.output], _dom_classes=["trl-reveal"])
         if _MODE["big"]:  # sized by the stylesheet the panels on the page carry
             self.widget.add_class("trl-big")
@@ -260,7 +263,7 @@ class RunPanel(Panel):
                 raise ValueError(f"preset {name!r}: unknown setting(s) {sorted(unknown)}; choose from {list(known)}")
         for control in controls:
             control.observe(self._moved, names="value")
-        self.preset_buttons = {name: button(name, "film", lambda name=name: self._clicked_preset(name))
+        self.preset_buttons = {name: button(name, "", lambda name=name: self._clicked_preset(name))
                                for name in self.presets}
         for widget in self.preset_buttons.values():
             widget.layout.width = "auto"  # the scene's whole name, never "场景一 ..."

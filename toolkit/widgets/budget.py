@@ -11,7 +11,9 @@ from ..shrink import dumps
 from ..truncate import omission_marker, truncate_parts
 from .base import MARKS, Panel
 
-__all__ = ["BudgetPlayground", "head_and_tail"]
+__all__ = ["BudgetPlayground", "head_and_tail", "WHOLE_UP_TO"]
+
+WHOLE_UP_TO = 12_000  # characters: past this, a slider step would be too fine to drag to a whole text
 
 
 def head_and_tail(text: str, budget: int) -> tuple[int, int]:
@@ -28,7 +30,8 @@ def head_and_tail(text: str, budget: int) -> tuple[int, int]:
 class BudgetPlayground(Panel):
     """A budget slider over `value`: what smart_truncate (text) or parse_tool_result keep.
 
-    `result` is the text the model would receive, never longer than the budget shown;
+    `result` is the text the model would receive, never longer than the budget shown; the slider reaches
+    4000 and, for a text of at most WHOLE_UP_TO characters, a budget that keeps all of it;
     `state` has method, budget, input and output lengths and whether anything was cut.
     Moving the slider recomputes at once. Raises ValueError for a method the value cannot use.
     """
@@ -45,7 +48,10 @@ class BudgetPlayground(Panel):
         if method not in [m for _, m in methods]:
             raise ValueError(f"method must be one of {[m for _, m in methods]} for a {type(value).__name__}")
         self.input_text = value if isinstance(value, str) else dumps(value)
-        self.budget = W.IntSlider(value=budget, min=40, max=max(4000, budget), step=20, description="预算（字符）")
+        # far enough right to keep a text of up to WHOLE_UP_TO characters whole: the slider shows a cut and no cut
+        whole = -(-len(self.input_text) // 20) * 20
+        top = max(4000, budget, whole if whole <= WHOLE_UP_TO else 0)
+        self.budget = W.IntSlider(value=budget, min=40, max=top, step=20, description="预算（字符）")
         self.method = W.Dropdown(options=methods, value=method, description="方法")
         self._sized([self.budget, self.method], ("110px", "170px"), ("480px", "min(100%, 720px)"))
         self.stats = W.HTML()

@@ -15,9 +15,10 @@ from ..results import ErrorCode, ToolResult
 from ..simulation import BREAKER_THRESHOLD, BUDGET_CAPACITY, simulate_batch
 from .base import RunPanel, button
 
-__all__ = ["FailurePanel", "colour_key", "summarize_batch", "FAULT_KINDS", "SETTINGS"]
+__all__ = ["FailurePanel", "colour_key", "summarize_batch", "time_axis", "FAULT_KINDS", "SETTINGS", "CHART_PX"]
 
 SETTINGS = ("rates", "latency", "calls", "concurrency", "max_retries", "jitter", "budget", "breaker", "seed")
+CHART_PX = 1000  # presentation mode: the widest a chart is shown (a 1920×1080 screen holds the scene buttons and it)
 
 FAULT_KINDS = ("timeout", "rate_limit", "server_error", "permission", "bad_args", "partial")
 _FAULT_LABELS = {"rate_limit": "限流 429", "partial": "部分结果"}  # short enough for the slider's label
@@ -53,6 +54,12 @@ def colour_key() -> str:
             "被熔断器拦下的调用没有执行，不算尝试。</div>")
 
 
+def time_axis(executor: ToolExecutor) -> float:
+    """The timeline's shortest time axis, in seconds: the longest total backoff one call can wait under the
+    executor's policy (Backoff.worst_case), so runs that differ only in their jitter share one axis."""
+    return executor.policy.backoff.worst_case(executor.policy.max_retries)
+
+
 def _check_rates(rates: dict[str, float]) -> None:
     unknown = set(rates) - set(FAULT_KINDS)
     if unknown:
@@ -84,9 +91,10 @@ class FailurePanel(RunPanel):
     30 %); `rates=` and `settings()["rates"]` are fractions (0.3). `presets`: {button label:
     settings} (keys from SETTINGS; rates left out of a preset's "rates" are 0, settings left
     out are the panel's own): one button per preset sets every control and runs
-    (`apply_preset(label)`); with presets the scene buttons sit right above the summary and the
-    charts, and the controls below the charts. `big`: presentation mode (default: toolkit.widgets.presentation),
-    larger text, the charts drawn larger as SVG; the "大字" toggle switches it.
+    (`apply_preset(label)`; `scene_settings(label)` gives simulate_batch the same settings); with
+    presets the scene buttons sit right above the summary and the charts, and the controls below the
+    charts. `big`: presentation mode (default: toolkit.widgets.presentation), larger text, the charts
+    drawn larger as SVG, one at a time (`view`: "timeline" or "stats"); the "大字" toggle switches it.
 
     After `run()`: `executor` (its call_history and get_summary()), `results`, `events`
     (every ToolEvent of the run), `figures` ({"timeline", "stats"} matplotlib Figures of
@@ -145,6 +153,11 @@ class FailurePanel(RunPanel):
         self.key.add_class("trl-key")
         self.timeline_image = W.Image(format="png")
         self.stats_image = W.Image(format="png")
+        # presentation mode shows one chart at a time, so a scene's buttons and its chart fit one screen
+        self.view = W.ToggleButtons(options=[("重试时间线", "timeline"), ("调用统计", "stats")], value="timeline",
+                                    tooltip="投影时一次显示一张图", style={"button_width": "auto"},
+                                    layout=W.Layout(margin="0 0 0 24px"))
+        self.view.observe(lambda _: self._show_view(), names="value")
         self._resize()
         # the two columns side by side where the page is wide enough, one under the other where it is not
         column = W.Layout(flex="0 0 auto", margin="0 24px 8px 0")
@@ -156,9 +169,10 @@ class FailurePanel(RunPanel):
         runs = W.HBox([self.run_button, self.reset_button])
         if scenes:  # a scene's button directly above its summary and chart, on one laptop screen (1280×800)
             adjust = W.HTML("<b>手动调整</b>（改完按“运行”；场景按钮已把这些控件设好）")
-            body = [*scenes, self.summary, self.timeline_image, self.key, self.stats_image, adjust, controls, runs]
+            scenes[0].children += (self.view,)
+            body = [*scenes, self.summary, self.timeline_image, self.stats_image, self.key, adjust, controls, runs]
         else:
-            body = [controls, runs, self.summary, self.key, self.timeline_image, self.stats_image]
+            body = [controls, runs, self.summary, self.view, self.key, self.timeline_image, self.stats_image]
         self.widget = self._root(body)
         self._clear()
 
@@ -168,6 +182,13 @@ class FailurePanel(RunPanel):
                 "latency": self.latency.value, "calls": self.calls.value, "concurrency": self.concurrency.value,
                 "max_retries": self.max_retries.value, "jitter": self.jitter.value, "budget": self.budget.value,
                 "breaker": self.breaker.value, "seed": self.seed.value}
+
+    def scene_settings(self, name: str) -> dict:
+        """The settings scene `name` runs with, as simulate_batch's keyword arguments: what its button sets the
+        controls to (so `simulate_batch(**panel.scene_settings(name))` is the run the button shows). Raises
+        KeyError for a scene the panel does not have."""
+        preset = {**self._defaults, **self.presets[name]}
+        return {**preset, "rates": {kind: round(preset["rates"].get(kind, 0.0) * 100) / 100 for kind in FAULT_KINDS}}
 
     def _set_controls(self, settings: dict) -> None:
         """A scene's settings on the controls (rates it leaves out are 0)."""
@@ -189,14 +210,16 @@ class FailurePanel(RunPanel):
         return {"image/png": base64.b64encode(picture).decode("ascii")}
 
     def _resize(self) -> None:
-        """Presentation mode's charts: larger text, drawn as SVG, shown as wide as the panel (up to 1100 px);
-        the normal ones at their own size (stretched, a PNG would blur), narrower where the page is."""
+        """Presentation mode's charts: larger text, drawn as SVG, shown as wide as the panel (up to CHART_PX px),
+        one at a time (`view`); the normal ones both, at their own size (stretched, a PNG would blur), narrower
+        where the page is."""
         fmt = "svg+xml" if self.big else "png"
         for image in (self.timeline_image, self.stats_image):
-            image.layout = (W.Layout(width="100%", max_width="1100px", align_self="flex-start") if self.big else
-                            W.Layout(max_width="100%", align_self="flex-start"))
+            image.layout = (W.Layout(width="100%", max_width=f"{CHART_PX}px", align_self="flex-start") if self.big
+                            else W.Layout(max_width="100%", align_self="flex-start"))
             if image.format != fmt:
                 image.value, image.format = b"", fmt
+        self._show_view()
         with self._draw_lock:
             changed = self.charts is not None and self.charts.big != self.big
             if changed:
@@ -204,10 +227,16 @@ class FailurePanel(RunPanel):
         if changed and getattr(self, "batch", None) is not None:
             self._redraw()
 
+    def _show_view(self) -> None:
+        """Presentation mode: only the chart `view` names, and the switch; otherwise both charts, no switch."""
+        self.view.layout.display = "" if self.big else "none"
+        for name, image in (("timeline", self.timeline_image), ("stats", self.stats_image)):
+            image.layout.display = "none" if self.big and self.view.value != name else ""
+
     def _redraw(self) -> None:
         """Draw the last run again (after a switch of presentation mode) without running it again."""
         with self._draw_lock:
-            self.png = self._charts().draw(self.executor, self.events)
+            self.png = self._charts().draw(self.executor, self.events, min_span=time_axis(self.executor))
             self.figures = dict(self.charts.figures)
             self.figure = self.figures["timeline"]
             self.timeline_image.value, self.stats_image.value = self.png["timeline"], self.png["stats"]
@@ -249,7 +278,7 @@ class FailurePanel(RunPanel):
                 if not self._current(generation):
                     self._commit(generation, lambda: None)  # superseded: counted as dropped
                     return text
-                png = self._charts().draw(batch["executor"], batch["events"])
+                png = self._charts().draw(batch["executor"], batch["events"], min_span=time_axis(batch["executor"]))
                 figures = dict(self.charts.figures)
                 self._commit(generation, apply)
         except BaseException as exc:  # not a guard: the panel's run boundary marks the run failed, then re-raises

@@ -13,6 +13,9 @@ fails: failure_with_numbers_fails | 却通过了
 fails: failure_with_invented_number_fails | 却通过了
 fails: failure_unsaid_fails | 却通过了
 fails: error_numbers_allowed | 只放行不够
+fails: one_failure_among_successes | 却通过了
+fails: every_tool_failed | 只放行不够
+fails: enveloped_data | 只放行不够
 """
 
 

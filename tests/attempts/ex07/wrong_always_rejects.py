@@ -13,6 +13,9 @@ fails: failure_with_numbers_fails | 只拒绝不够
 fails: failure_with_invented_number_fails | 只拒绝不够
 fails: failure_unsaid_fails | 只拒绝不够
 fails: error_numbers_allowed | 这个回答是对的，却没通过
+fails: one_failure_among_successes | 却没通过
+fails: every_tool_failed | 这个回答是对的，却没通过
+fails: enveloped_data | 这个回答是对的，却没通过
 """
 
 

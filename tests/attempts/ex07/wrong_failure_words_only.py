@@ -1,7 +1,10 @@
-"""When the tool failed, only asks for a failure word: an answer that admits failure may invent any figure.
+"""When the tool failed, only asks for a failure word: an answer that admits failure may invent any figure. It
+reads the sales figures from the first result, which is None when a failure comes first.
 
 fails: failure_with_invented_number_fails | 编了一个数字 9000
 fails: error_numbers_allowed | 只放行不够
+fails: one_failure_among_successes | TypeError
+fails: every_tool_failed | 只放行不够
 """
 import re
 

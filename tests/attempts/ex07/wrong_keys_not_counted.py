@@ -5,6 +5,7 @@ fails: offline_model_answer_passes | 这个回答是对的，却没通过
 fails: failure_admitted_passes | 这个回答是对的，却没通过
 fails: error_numbers_allowed | 这个回答是对的，却没通过
 fails: failure_with_invented_number_fails | 只拒绝不够
+fails: every_tool_failed | 这个回答是对的，却没通过
 """
 import re
 

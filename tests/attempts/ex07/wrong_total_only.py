@@ -9,6 +9,8 @@ fails: error_numbers_allowed | 这个回答是对的，却没通过
 fails: offline_model_answer_passes | 只放行不够
 fails: failure_with_invented_number_fails | 只拒绝不够
 fails: failure_unsaid_fails | 只拒绝不够
+fails: one_failure_among_successes | 1234
+fails: every_tool_failed | 这个回答是对的，却没通过
 """
 
 
