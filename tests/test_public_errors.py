@@ -24,6 +24,7 @@ from toolkit.llm import make_client
 from toolkit.llm.offline import chat_completion
 from toolkit.llm.server import OfflineServer
 from toolkit.mcp import MCPServer
+from toolkit.mine import load, pieces, save, toolkit_piece
 from toolkit.simulation import course_tools_with_fault
 from toolkit.tools import default_registry
 
@@ -83,6 +84,11 @@ WRONG_CALLS = {
     "ClearPolicy with keep_last=-1": lambda: ClearPolicy(keep_last=-1),
     "default_registry with a data_dir that is no path": lambda: default_registry(data_dir=3),  # type: ignore[arg-type]
     "course_tools_with_fault with an unknown fault": lambda: course_tools_with_fault("meteor").__enter__(),
+    "save to a slot that does not exist": lambda: save("parser", tool),
+    "save of the function's result": lambda: save("parse", tool()),
+    "load of a slot that does not exist": lambda: load("parser"),
+    "pieces with no slot named": lambda: pieces(),
+    "toolkit_piece of a slot without a stand-in": lambda: toolkit_piece("loop"),
 }
 
 
@@ -95,3 +101,9 @@ def test_a_wrong_call_says_in_one_chinese_sentence_how_to_fix_it(call):
     assert re.search(r"[\u4e00-\u9fff]", message), f"not Chinese: {message}"
     assert "\n" not in message and len(message) <= 300, message
     assert "请" in message or "把" in message, f"does not say how to fix the call: {message}"
+
+
+def test_check_answer_without_a_tool_result_is_a_check_not_a_wrong_call():
+    """The model answered without calling a tool: no number of the answer has a source, and that is a verdict."""
+    assert check_answer("总销售额 9692").unsupported_numbers == [9692]
+    assert check_answer("我没有查到数据，请稍后再试").ok

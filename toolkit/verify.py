@@ -110,8 +110,8 @@ class _Outcome:
 def _outcome(result: Any) -> _Outcome:
     """One tool result, read once: a ToolResult, a tool message's text, a tool's return value."""
     if result is None:
-        raise ValueError("check_answer 需要工具的结果，收到 None：请把工具的返回值、它的 tool 消息文字或 ToolResult "
-                         "作为第二个参数传入")
+        raise ValueError("check_answer 的工具结果不能是 None：请在回答后面传工具的返回值、它的 tool 消息文字或 "
+                         "ToolResult（模型没有调用工具时一个也不传）")
     if isinstance(result, ToolResult):  # the executor opened the envelope once: read its fields, not the data again
         data = result.artifact if result.artifact is not None else result.data
         failed = result.status == "error"

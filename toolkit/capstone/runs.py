@@ -261,10 +261,10 @@ class Comparison:
         head and tail so a difference at either end shows."""
         case = next((c for c in CASES if c.key == case_key), None)
         if case is None:
-            raise ValueError(f"没有叫 {case_key!r} 的用例；可选：{', '.join(c.key for c in CASES)}")
+            raise ValueError(f"没有叫 {case_key!r} 的用例：请从这些用例里选：{', '.join(c.key for c in CASES)}")
         if slot is not None and (case_key, slot) not in self.single:
             saved = "、".join(self.saved) or "（还没有保存任何部件）"
-            raise ValueError(f"{slot!r} 不是你已保存的部件；已保存：{saved}")
+            raise ValueError(f"{slot!r} 不是你已保存的部件：请从已保存的部件里选（{saved}），或先保存它")
         yours = self.mine[case_key] if slot is None else self.single[(case_key, slot)]
         diff = yours.differs_from(self.toolkit[case_key])
         lines = [f"【{case.title}】{case.question}", "不同的地方：" + ("；".join(diff) if diff else "没有")]
