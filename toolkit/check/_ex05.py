@@ -9,6 +9,7 @@ from typing import Any
 from ..results import ToolResult
 from . import _ch05 as chapter
 from ._core import Check, Exercise, Fail
+from ._props import property_check
 
 STEP = "查北京到上海的航班"
 WEATHER = ToolResult("get_weather", {"城市": "北京", "天气": "晴"}, truncated=False)
@@ -111,8 +112,6 @@ def _is_empty(data: Any) -> bool:
 
 def check_random(play: Any) -> None:
     from hypothesis import strategies as st
-
-    from ._props import property_check
 
     value = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=6),
                          lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
