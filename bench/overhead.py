@@ -152,7 +152,7 @@ def component_costs(number: int = 20_000) -> dict[str, float]:
         "call_tool_with_retry (whole, no-op tool)": None,
         "fit_for_model(None) (budgeting the value)": lambda: fit_for_model(None, 8000),
         "Attempt record (frozen dataclass)": lambda: Attempt(1, 0.0, 1.0, "ok"),
-        "RetryOutcome (tuple + record)": lambda: RetryOutcome(None, None, attempts=[], info=None,
+        "RetryOutcome (tuple + record)": lambda: RetryOutcome(None, None, trace=[], info=None,
                                                                gave_up=None, elapsed=0.0),
         "ToolResult record": lambda: ToolResult("noop", None, duration_ms=1.0, attempts=1, call_id=None,
                                                 started_at=0.0, args_summary="", trace=[]),

@@ -76,7 +76,7 @@ def tools() -> tuple[ToolRegistry, Counter]:
     @registry.register
     def explode(reason: str) -> dict:
         """总是失败"""
-        raise FatalToolError(f"工具坏了：{reason}", code="BROKEN")
+        raise FatalToolError(f"工具坏了：{reason}", error_code="BROKEN")
 
     return registry, counter
 
@@ -249,7 +249,7 @@ def travel_tools() -> ToolRegistry:
     def get_weather(city: str) -> dict:
         """查天气"""
         if city == "火星":
-            raise FatalToolError("没有这个城市", code="NOT_FOUND")
+            raise FatalToolError("没有这个城市", error_code="NOT_FOUND")
         return {"city": city, "temp": 28, "humidity": "65%"}
 
     @registry.register

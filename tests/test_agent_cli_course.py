@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from toolkit.tools import search_flights
 from toolkit.tools.travel import TEACHING_DATE, TODAY_ENV, teaching_today

@@ -135,3 +135,23 @@ def test_fallback_arguments_are_checked_against_the_fallbacks_own_schema(sim_clo
     assert "search_backup" in refused.error and backup_calls == []  # never called with an argument it lacks
     fine = run(executor.run_tool_call(call("c4", "search", {"query": "b"})))
     assert fine.ok and fine.data == "备用：b" and fine.call_id == "c4"
+
+
+def test_a_fallback_refusing_the_arguments_after_a_down_service_says_the_service_was_down(sim_clock):
+    """No breaker: the primary answered 503 after its retries, and the fallback's schema refuses the arguments.
+    The model is told what happened (the service was down), not that a circuit it does not have opened."""
+    from toolkit import HTTPStatusError
+
+    registry = ToolRegistry()
+
+    def search(query: str, page: int = 1) -> str:
+        raise HTTPStatusError(503, "维护中")
+
+    registry.register(search, fallback="search_backup")
+    registry.register(lambda query: f"备用：{query}", name="search_backup",
+                      parameters={"type": "object", "properties": {"query": {"type": "string"}},
+                                  "required": ["query"], "additionalProperties": False})
+    executor = ToolExecutor(registry=registry, policy=RetryPolicy(max_retries=1))
+    refused = run(executor.run_tool_call(call("c1", "search", {"query": "a", "page": 2})))
+    assert refused.status == "error" and refused.error_code == "INVALID_ARGUMENTS"
+    assert "熔断" not in refused.error and "服务暂时不可用" in refused.error and "search_backup" in refused.error

@@ -493,7 +493,7 @@ def _check_projector_page(page, size: str, tmp_path: Path) -> dict:
 
 
 REVEALED = ("b = simulate_batch(**failure.scene_settings('场景二 权限与 500'))\n"
-            "print(sum(a.code == 'PERMISSION_DENIED' for r in b['results'] for a in r.trace))")
+            "print(sum(a.error_code == 'PERMISSION_DENIED' for r in b['results'] for a in r.trace))")
 TEXT_PX = "(e) => parseFloat(getComputedStyle(e).fontSize)"
 
 

@@ -275,9 +275,9 @@ def test_progress_table_ignores_copies_and_says_why_a_notebook_could_not_run(tmp
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     assert not any("Copy1" in line or "_v2" in line for line in lines if not line.startswith("⚠")), done.stdout
-    assert any(l.startswith("ex02_smart_truncate") and "9/9" in l and "✔ 完成" in l for l in lines), done.stdout
-    assert any(l.startswith("ex08_pitfalls") and "0/10" in l and "○ 未开始" in l for l in lines), done.stdout
-    assert any(l.startswith("ex03_retry") and "⚠ 无法运行" in l and "退出" in l for l in lines), done.stdout
+    assert any(row.startswith("ex02_smart_truncate") and "9/9" in row and "✔ 完成" in row for row in lines), done.stdout
+    assert any(row.startswith("ex08_pitfalls") and "0/10" in row and "○ 未开始" in row for row in lines), done.stdout
+    assert any(row.startswith("ex03_retry") and "⚠ 无法运行" in row and "退出" in row for row in lines), done.stdout
     assert "完成 1/3 个练习" in done.stdout  # the _v2 copy is no second exercise 08 row
     assert "⚠ 跳过了副本 ex02_smart_truncate-Copy1.ipynb：只检查 ex02_smart_truncate.ipynb" in done.stdout
     assert "⚠ 跳过了副本 ex08_pitfalls_v2.ipynb：只检查 ex08_pitfalls.ipynb" in done.stdout

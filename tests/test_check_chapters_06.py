@@ -90,7 +90,7 @@ def test_the_retry_is_the_students_own_a_slip_there_fails_the_retry_checks():
     found = classes()
 
     async def retries_everything(tool_fn, *args, max_retries=3, **kwargs):
-        for attempt in range(max_retries + 1):
+        for _ in range(max_retries + 1):
             try:
                 return await tool_fn(*args, **kwargs), None
             except Exception as exc:

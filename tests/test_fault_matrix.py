@@ -156,7 +156,7 @@ def via_retry(fault: Fault) -> Cell:
             status, message = "error", error
         info = outcome.info
         error_type = info.error_type if info else ("partial" if status == "partial" else None)
-        return Cell(len(outcome.attempts), status, error_type, info.code if info else None, message,
+        return Cell(outcome.attempts, status, error_type, info.error_code if info else None, message,
                     clock.now(), outcome.waits)
 
 

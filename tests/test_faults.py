@@ -41,7 +41,7 @@ def test_each_failing_fault_raises_what_it_says(sim_clock, fault, exc_type, code
     assert value is None
     assert type(exc) is exc_type
     info = classify_error(exc)
-    assert info.code == code
+    assert info.error_code == code
     assert info.retryable is retryable
 
 

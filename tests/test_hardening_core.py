@@ -1,11 +1,11 @@
 """The core's second adversarial pass: escapes from "never raises", plug-in output, memory.
 
-1. A tool's return value whose own methods raise (a dict whose items() does, a list
-   whose __len__ does, an object whose __class__ does, ...) is shown as the data it
-   holds, or becomes an error result: never an exception from execute, run_tool_call(s),
-   format_tool_message, evaluate_tool_result, the audit log or run_agent. A plug-in's
-   (or a tool's) own GeneratorExit or CancelledError is its failure; KeyboardInterrupt,
-   SystemExit and a cancellation from outside still propagate.
+1. A tool's return value that fails while the road reads it (a lazily loaded record whose
+   store closed) becomes an error result where the executor takes it: never an exception
+   from execute, run_tool_call(s), the audit log or run_agent; an odd value (a cycle, a
+   huge int, bytes, NaN) is shown within the budget everywhere. A plug-in's (or a tool's)
+   own GeneratorExit or CancelledError is its failure; KeyboardInterrupt, SystemExit and a
+   cancellation from outside still propagate.
 2. What a format_message / evaluate plug-in hands the model is treated like tool output
    (redacted, budgeted, scanned, only the keys the API allows); async plug-ins are awaited.
 3. The history keeps full outputs within a byte budget and says what it released;
@@ -22,8 +22,8 @@ import tracemalloc
 
 import pytest
 
-from hostile import ALL_SHAPES, ODD_SHAPES, PROTOCOL_SHAPES, NoClass
 from support import scripted_client
+from tool_values import FAILING_SHAPES, ODD_SHAPES
 from toolkit import (ErrorCode, SimulatedClock, Tool, ToolExecutor, ToolRegistry, ToolResult, evaluate_tool_result,
                      format_tool_message, get_clock, parse_tool_result, use_clock)
 from toolkit.agent import run_agent
@@ -58,58 +58,52 @@ def _message_is_json(message: dict) -> dict:
     return content
 
 
-# --- 1. hostile return values ------------------------------------------------------------------------
+# --- 1. return values that fail while read, and odd ones ---------------------------------------------------
 
-@pytest.mark.parametrize("name,make,plain", PROTOCOL_SHAPES, ids=[s[0] for s in PROTOCOL_SHAPES])
-def test_a_value_whose_own_methods_raise_is_shown_or_refused_never_raised(name, make, plain):
+@pytest.mark.parametrize("name,make", FAILING_SHAPES, ids=[s[0] for s in FAILING_SHAPES])
+def test_a_value_that_fails_while_read_is_an_error_result_where_the_executor_takes_it(name, make):
     executor = ToolExecutor(result_max_chars=400)
     result = _run(executor.execute(make, "t"))
-    assert result.status in ("success", "error")
-    _json_ready(result.data, 400)
-    if plain is not None:  # read through the base type: the data the value holds, faithfully
-        assert result.status == "success" and result.data == plain and result.truncated is False
-    if result.status == "error":
-        assert result.error_code == ErrorCode.UNKNOWN and "__class__ raises" in result.error
+    assert (result.status, result.error_type, result.error_code) == ("error", "fatal", "UNKNOWN")
+    assert "StoreClosed" in result.error and result.data is None and result.artifact is None
     for kind in (None, "query", "read", "write"):
         batch = ToolExecutor(registry=_registry(make, kind), result_max_chars=400)
         [one] = _run(batch.run_tool_calls([_call()]))
-        assert one.status in ("success", "error") and one.call_id == "c1"
-        _json_ready(one.data, 400)
+        assert one.call_id == "c1"
+        if kind != "write":  # a write's summary keeps only status and id fields: it may never read the record
+            assert one.status == "error" and "StoreClosed" in one.error
+            assert evaluate_tool_result(one, "问题")["action"] == "report_error"
         _message_is_json(format_tool_message("t", "c1", one))
-        assert evaluate_tool_result(one, "问题")["action"] in ACTIONS
-    _message_is_json(format_tool_message("t", "c1", result))
-    assert evaluate_tool_result(result, "问题")["action"] in ACTIONS
     lines = io.StringIO()
     assert executor.export_jsonl(lines) == 1
     assert json.loads(lines.getvalue())["tool"] == "t"
 
 
-@pytest.mark.parametrize("name,make,plain", PROTOCOL_SHAPES + ODD_SHAPES,
-                         ids=[s[0] for s in PROTOCOL_SHAPES + ODD_SHAPES])
-def test_the_message_and_the_decision_read_any_value_however_it_comes(name, make, plain):
-    """A raw value, and a ToolResult built by hand (unbudgeted, or claiming to be budgeted)."""
+@pytest.mark.parametrize("name,make", ODD_SHAPES, ids=[s[0] for s in ODD_SHAPES])
+def test_the_executor_the_message_and_the_decision_show_an_odd_value_within_budget(name, make):
+    """Through the executor, as a raw value, and as a ToolResult built by hand (unbudgeted, or claiming to be)."""
+    result = _run(ToolExecutor(result_max_chars=400).execute(make, "t"))
+    assert result.status == "success"
+    _json_ready(result.data, 400)
     _message_is_json(format_tool_message("t", "c1", make()))
     assert isinstance(parse_tool_result(make(), max_tokens=100), str)
     for truncated in (None, False, True):
         built = ToolResult("t", make(), truncated=truncated)
         content = _message_is_json(format_tool_message("t", "c1", built))
         assert len(json.dumps(content["result"], ensure_ascii=False)) <= 50_000
-        decision = evaluate_tool_result(built, "问题")
-        assert decision["action"] in ACTIONS
+        assert evaluate_tool_result(built, "问题")["action"] in ACTIONS
 
 
-def test_a_tool_returning_hostile_values_leaves_run_agent_answered():
-    tools = [Tool(f"t{i}", lambda make=make: make(), name, SCHEMA) for i, (name, make, _) in enumerate(ALL_SHAPES)]
+def test_tools_returning_odd_or_failing_values_leave_run_agent_answered():
+    shapes = ODD_SHAPES + FAILING_SHAPES
+    tools = [Tool(f"t{i}", lambda make=make: make(), name, SCHEMA) for i, (name, make) in enumerate(shapes)]
     registry = ToolRegistry(tools)
     client, requests = scripted_client([{"tool_calls": [(t.name, "{}") for t in tools]}, {"content": "好的。"}])
     with use_clock(SimulatedClock(seed=0)):
         run = run_agent("试试所有工具", client=client, model="scripted", registry=registry)
     assert run.ok and len(run.tool_results) == len(tools)
     sent = [json.loads(m["content"]) for m in requests[1]["messages"] if m["role"] == "tool"]
-    assert len(sent) == len(tools)
-    for (name, _, plain), content in zip(ALL_SHAPES, sent):
-        if plain is not None:  # the model reads the data the value holds
-            assert (content["status"], content["result"]) == ("success", plain), name
+    assert [content["status"] for content in sent] == ["success"] * len(ODD_SHAPES) + ["error"] * len(FAILING_SHAPES)
 
 
 # --- 1b. BaseException from plug-ins and tools: their own failure, unless it comes from outside ------------
@@ -348,9 +342,8 @@ def test_only_the_keys_a_tool_message_may_carry_pass():
 
 
 @pytest.mark.parametrize("returned", [lambda: None, lambda: "3", lambda: ["3"], lambda: {"content": 3},
-                                      lambda: {"role": "tool"}, lambda: {"type": "tool_result", "content": ["3"]},
-                                      NoClass],
-                         ids=["None", "str", "list", "content-int", "no-content", "content-list", "__class__ raises"])
+                                      lambda: {"role": "tool"}, lambda: {"type": "tool_result", "content": ["3"]}],
+                         ids=["None", "str", "list", "content-int", "no-content", "content-list"])
 def test_a_format_message_that_returns_no_message_is_a_plugin_error_in_chinese(returned):
     run, sent = _run_add(format_message=lambda name, call_id, result: returned())
     result = run.tool_results[0]
@@ -503,7 +496,7 @@ def test_a_long_agent_run_keeps_full_outputs_within_the_byte_budget():
     assert (first.artifact_released.where, first.artifact_released.reason) == ("run", "budget")
     assert str(first.artifact_released).startswith("完整输出（约 1.0 MB）已从本次运行的 tool_results（AgentRun）中释放")
     assert first.data and first.truncated  # what the model read stays
-    assert executor.read_output(run.tool_results[-1].result_id)["status"] == "ok"  # read_more reads the history
+    assert executor.read_artifact(run.tool_results[-1].result_id)["status"] == "ok"  # read_more reads the history
 
 
 def test_a_run_keeps_no_output_over_a_quarter_of_the_budget_and_repeats_keep_none():
@@ -539,19 +532,14 @@ def test_a_released_output_says_how_big_it_was_and_why():
     assert executor.records.kept_bytes <= 10_000_000
 
 
-def test_an_output_over_the_per_result_cap_or_unmeasurable_is_not_kept():
-    from hostile import BadSize
-
+def test_an_output_over_the_per_result_cap_is_not_kept():
     executor = ToolExecutor(history_bytes=4_000_000)  # one output: at most 1 MB
     big = _run(executor.execute(_page, "page"))
-    odd = _run(executor.execute(BadSize, "odd"))
     records = [{"id": i, "name": f"商品 {i}", "tags": ["a", "b"]} for i in range(20_000)]
     rows = _run(executor.execute(lambda: records, "rows"))
-    first, second, third = executor.call_history
-    assert big.artifact is not None and first.artifact is None
-    assert (first.artifact_released.reason, second.artifact_released.reason) == ("too_large", "unmeasured")
-    assert second.artifact_released.nbytes is None and "无法估计" in str(second.artifact_released)
-    assert rows.truncated and third.artifact_released.reason == "too_large"  # nested records are counted too
+    first, second = executor.call_history
+    assert big.artifact is not None and first.artifact is None and first.artifact_released.reason == "too_large"
+    assert rows.truncated and second.artifact_released.reason == "too_large"  # nested records are counted too
     assert executor.records.kept_bytes == 0
 
 
@@ -566,18 +554,18 @@ def test_a_kept_output_is_readable_slice_by_slice_and_a_released_one_says_so():
     assert last.truncated and len(last.data) < 8000
     text, offset = "", 0
     while offset is not None:
-        answer = executor.read_output(last.result_id, offset, 300_000)
+        answer = executor.read_artifact(last.result_id, offset, 300_000)
         assert answer["status"] == "ok" and answer["data"]["result_id"] == last.result_id
         text, offset = text + answer["data"]["text"], answer["data"]["next_offset"]
     assert text == last.artifact and answer["data"]["total_chars"] == len(last.artifact)
-    released = executor.read_output(results[1].result_id)  # 2..6 in the history, the newest four kept
+    released = executor.read_artifact(results[1].result_id)  # 2..6 in the history, the newest four kept
     assert released["error"]["code"] == "OUTPUT_RELEASED" and "已从执行器的历史中释放" in released["error"]["message"]
-    evicted = executor.read_output(results[0].result_id)
+    evicted = executor.read_artifact(results[0].result_id)
     assert evicted["error"]["code"] == "OUTPUT_RELEASED" and "最近 5 个结果" in evicted["error"]["message"]
     for bad, code in ((999, "UNKNOWN_RESULT"), ("1", "UNKNOWN_RESULT"), (True, "UNKNOWN_RESULT")):
-        assert executor.read_output(bad)["error"]["code"] == code
-    assert executor.read_output(last.result_id, -1)["error"]["code"] == "BAD_OFFSET"
-    assert executor.read_output(last.result_id, 10 ** 9)["error"]["code"] == "BAD_OFFSET"
+        assert executor.read_artifact(bad)["error"]["code"] == code
+    assert executor.read_artifact(last.result_id, -1)["error"]["code"] == "BAD_OFFSET"
+    assert executor.read_artifact(last.result_id, 10 ** 9)["error"]["code"] == "BAD_OFFSET"
 
 
 def test_a_read_more_tool_pages_through_a_cut_structured_result():
@@ -586,7 +574,7 @@ def test_a_read_more_tool_pages_through_a_cut_structured_result():
 
     def read_more(result_id: int, offset: int = 0) -> dict:
         """读取一个被截断的结果的下一段"""
-        return executor.read_output(result_id, offset, 600)  # a slice the model's budget holds whole
+        return executor.read_artifact(result_id, offset, 600)  # a slice the model's budget holds whole
 
     executor.registry.register(lambda: records, name="query", description="查询", kind="query")
     executor.registry.register(read_more)
@@ -690,18 +678,6 @@ def test_the_audit_log_is_one_record_per_line_for_every_line_reader(separator):
     executor.export_jsonl(lines)
     [record] = [json.loads(line) for line in lines.getvalue().splitlines()]
     assert record["tool"] == f"tool{separator}name" and separator in record["result_summary"] + record["arguments"]
-
-
-def test_what_cannot_be_read_is_a_note_inside_the_data_or_an_error_result():
-    from hostile import Unprintable
-
-    inside = _run(ToolExecutor().execute(lambda: [1, NoClass(), Unprintable()], "t"))
-    assert inside.ok and inside.truncated
-    assert inside.data == [1, "<无法读取的 NoClass 值（RuntimeError: __class__ raises）>", "<Unprintable 对象，无法转为文字>"]
-    whole = _run(ToolExecutor().execute(NoClass, "t"))
-    assert whole.status == "error" and whole.error_code == ErrorCode.UNKNOWN
-    raw = format_tool_message("t", "c1", NoClass())
-    assert json.loads(raw["content"])["error_code"] == ErrorCode.UNKNOWN and "无法读取" in raw["content"]
 
 
 def test_a_plugin_message_with_nothing_to_mask_or_flag_keeps_the_plugins_own_text():

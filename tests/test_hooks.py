@@ -30,7 +30,7 @@ def test_hooks_see_attempts_waits_and_the_end_with_clock_times(sim_clock):
     assert [e.kind for e in events] == ["attempt_start", "attempt_end", "wait", "attempt_start", "attempt_end",
                                         "call_end"]
     start1, end1, wait, start2, end2, done = events
-    assert (start1.time, end1.time) == (0.0, 1.0) and end1.outcome == "timeout" and end1.code == "TIMEOUT"
+    assert (start1.time, end1.time) == (0.0, 1.0) and end1.outcome == "timeout" and end1.error_code == "TIMEOUT"
     assert wait.wait == result.trace[0].wait_after > 0 and wait.time == 1.0
     assert start2.time == pytest.approx(1.0 + wait.wait) and start2.attempt == 2
     assert end2.outcome == "ok" and end2.record is result.trace[1]
@@ -99,7 +99,7 @@ def test_refused_calls_end_with_a_call_end_event(sim_clock):
     executor = ToolExecutor(hooks=[events.append])
     result = run(executor.run_tool_call(call("c1", "nope", {})))
     assert [e.kind for e in events] == ["call_end"]
-    assert events[0].code == "UNKNOWN_TOOL" and events[0].call_id == "c1" and events[0].result is result
+    assert events[0].error_code == "UNKNOWN_TOOL" and events[0].call_id == "c1" and events[0].result is result
 
 
 # --- the circuit breaker and the retry budget report what they do ---------------------------------------------------
@@ -119,7 +119,7 @@ def test_breaker_reports_each_change_of_state_and_each_refused_call(sim_clock):
         run(executor.execute(down, "search", "x"))
     opened, refused = _kinds(events, "breaker_state", "breaker_reject")
     assert (opened.kind, opened.previous, opened.state, opened.wait) == ("breaker_state", "closed", "open", 10)
-    assert (refused.kind, refused.code, refused.fallback, refused.time) == ("breaker_reject", "CIRCUIT_OPEN", None,
+    assert (refused.kind, refused.error_code, refused.fallback, refused.time) == ("breaker_reject", "CIRCUIT_OPEN", None,
                                                                              opened.time)
     sim_clock.advance(10)
     events.clear()

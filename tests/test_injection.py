@@ -15,9 +15,9 @@ import pytest
 
 from toolkit import (HTTPStatusError, RetryPolicy, SimulatedClock, Tool, ToolExecutor, ToolRegistry, ToolResult,
                      format_tool_message, use_clock)
-from toolkit.decisions import _SUGGESTIONS
+from toolkit.decisions import SUGGESTIONS
 from toolkit.messages import tool_content
-from toolkit.results import _STATUS_TEXT
+from toolkit.results import STATUS_TEXT
 from toolkit import wording
 from toolkit.safety import INJECTION_WARNING, SCAN_LIMIT, detect_instructions, tool_output_warnings
 from toolkit.faults import FAULTS
@@ -51,7 +51,7 @@ DATA = [
     "系统维护通知：今晚 10 点停机",
     "请用户检查 API Key 等凭据配置",
 ]
-OUR_OWN_TEXTS = ([text for _, text in _STATUS_TEXT.values()] + list(_SUGGESTIONS.values()) +
+OUR_OWN_TEXTS = ([text for _, text in STATUS_TEXT.values()] + list(SUGGESTIONS.values()) +
                  list(wording.GIVE_UP_REASONS.values()) + wording.samples() + list(FAULTS.values()))
 
 

@@ -12,6 +12,8 @@ import json
 import os
 import signal
 import threading
+import time
+from pathlib import Path
 
 import mcp.types as types
 import pytest
@@ -308,3 +310,65 @@ def test_the_agent_pauses_before_a_write_served_over_mcp(server):
         run = resume(run, True)
     sent = [r for r in run.tool_results if r.name == "send_notice"]
     assert run.ok and sent[0].ok and sent[0].source == {"mcp_server": "mcp", "tool": "send_notice"}
+
+
+# --- what an untrusted server may send: nothing raises, nothing waits past the call's limit ------------------
+
+UNTRUSTED = Path(__file__).with_name("mcp_untrusted_server.py")
+LIMIT = 3.0
+
+
+@pytest.fixture(scope="module")
+def untrusted():
+    with MCPServer(args=[str(UNTRUSTED)], call_timeout=LIMIT) as running:
+        running.list_tools()  # started before any call is timed
+        yield running
+
+
+def returns_within(seconds: float, fn):
+    """(fn()'s value, the real seconds it took), or a failure when it has not returned in `seconds` (the check it
+    stands for ran for minutes to hours; its thread is left to finish on its own)."""
+    box: list = []
+    worker = threading.Thread(target=lambda: box.append(fn()), daemon=True)
+    began = time.monotonic()
+    worker.start()
+    worker.join(seconds)
+    assert box, f"did not return within {seconds} s"
+    return box[0], time.monotonic() - began
+
+
+def test_json_nested_200000_deep_in_a_text_block_is_text_not_an_exception(untrusted):
+    envelope = untrusted.call_sync("deep_json")  # raised RecursionError into the caller
+    assert envelope["status"] == "ok" and isinstance(envelope["data"], str)
+    result = run(ToolExecutor(registry=untrusted.registry(["deep_json"]), max_retries=0), "deep_json")
+    assert result.status == "success" and result.truncated and isinstance(result.data, str)
+
+
+def test_unique_items_over_4000_objects_is_checked_in_linear_time(untrusted):
+    """jsonschema compares every pair of items: 4,000 objects took 54 s, long after the call's limit."""
+    envelope, took = returns_within(30, lambda: untrusted.call_sync("unique_objects"))
+    assert envelope["status"] == "ok" and len(envelope["data"]["items"]) == 4000 and took < LIMIT
+
+
+def test_an_output_schema_that_explodes_is_stopped_within_the_calls_limit(untrusted):
+    envelope, took = returns_within(30, lambda: untrusted.call_sync("explosive"))
+    assert envelope["status"] == "error" and envelope["error"]["code"] == INVALID_STRUCTURED_CONTENT
+    assert "没能在" in envelope["error"]["message"] and took < LIMIT + 2
+
+
+def test_an_input_schema_that_explodes_is_stopped_before_the_call(untrusted):
+    executor = ToolExecutor(registry=untrusted.registry(["slow_arguments"]), max_retries=0)
+    result, took = returns_within(30, lambda: run(executor, "slow_arguments", {}))
+    assert (result.status, result.error_code) == ("error", "BAD_TOOL_SCHEMA") and "没能在" in result.error
+    assert took < LIMIT
+
+
+@pytest.mark.parametrize("items, unique", [
+    ([{"a": 1}, {"a": 1.0}], False), ([1, True], True), ([[1, {"b": [2]}], [1, {"b": [2]}]], False),
+    ([{"a": 1, "b": 2}, {"b": 2, "a": 1}], False), ([0, False, None, "", [], {}], True), (["1", 1], True),
+])
+def test_unique_items_counts_equal_what_json_schema_counts_equal(items, unique):
+    from toolkit.schemas import schema_problem, schema_validator
+
+    problem = schema_problem(schema_validator({"type": "array", "uniqueItems": True}), items, 1.0)
+    assert (problem is None) == unique

@@ -10,7 +10,7 @@ import pytest
 
 from toolkit import PartialResult, TaskContext, ToolResult, format_tool_message, split_task_context
 from toolkit.messages import MESSAGE_MAX_CHARS
-from toolkit.messages import with_task_context
+from toolkit.task_context import with_task_context
 
 
 def content_of(message: dict) -> dict:

@@ -147,7 +147,7 @@ def test_a_long_text_is_answered_with_the_line_the_question_asks_about():
 def _answer(results: list[tuple[str, dict]]) -> str:
     """The offline model's answer to tool messages (name, message) as if it had called each tool."""
     messages = [{"role": "user", "content": "问题"}]
-    for i, (name, message) in enumerate(results):
+    for name, message in results:
         messages.append({"role": "assistant", "content": None, "tool_calls": [
             {"id": message["tool_call_id"], "type": "function", "function": {"name": name, "arguments": "{}"}}]})
         messages.append(message)

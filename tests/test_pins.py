@@ -15,7 +15,7 @@ spec.loader.exec_module(pins_tool)
 
 
 def test_requirements_apply_the_constraints_file():
-    lines = [l.strip() for l in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()]
+    lines = [line.strip() for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()]
     assert "-c constraints.txt" in lines
 
 

@@ -1,6 +1,8 @@
 """Tests for toolkit.results: ToolResult, classify_error (stdlib, HTTP and openai SDK errors), envelopes."""
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import email.utils
 import time
 
@@ -8,9 +10,10 @@ import httpx2
 import openai
 import pytest
 
-from toolkit import (FatalToolError, HTTPStatusError, PartialResult, RetryableToolError, ToolResult,
+from toolkit import (FatalToolError, HTTPStatusError, PartialResult, RetryableToolError, RetryPolicy, ToolResult,
                      classify_error, error_from_envelope)
-from toolkit.results import ErrorInfo, parse_retry_after, redact, safe_str
+from toolkit.redaction import redact, safe_str
+from toolkit.results import ErrorInfo, parse_retry_after
 
 REQUEST = httpx2.Request("POST", "https://api.example.test/v1/chat/completions")
 
@@ -62,7 +65,7 @@ def test_partial_result_holds_data_and_what_is_missing():
     partial = PartialResult(data={"上海": "晴"}, missing="北京的天气接口超时")
     assert partial.data == {"上海": "晴"}
     assert partial.missing == "北京的天气接口超时"
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         partial.data = {}  # frozen
 
 
@@ -78,7 +81,7 @@ def test_transient_stdlib_errors_are_retryable(exc, code):
     info = classify_error(exc)
     assert info.error_type == "retryable"
     assert info.retryable is True
-    assert info.code == code
+    assert info.error_code == code
     assert info.retry_after is None
 
 
@@ -87,14 +90,32 @@ def test_transient_stdlib_errors_are_retryable(exc, code):
     (FileNotFoundError("sales.csv"), "NOT_FOUND"),
     (ValueError("bad date"), "INVALID_ARGUMENTS"),
     (TypeError("missing arg"), "INVALID_ARGUMENTS"),
-    (KeyError("city"), "INVALID_ARGUMENTS"),
+    (KeyError("city"), "UNKNOWN"),
     (RuntimeError("who knows"), "UNKNOWN"),
 ])
 def test_deterministic_stdlib_errors_are_fatal(exc, code):
     info = classify_error(exc)
     assert info.error_type == "fatal"
     assert info.retryable is False
-    assert info.code == code
+    assert info.error_code == code
+
+
+def test_a_key_error_inside_a_buggy_tool_is_not_called_an_argument_error():
+    """The tool's own lookup failed: the model is told the tool failed while running, not to fix its arguments
+    (which were fine). A TypeError is an argument error only when the call itself raised it."""
+    from toolkit.retry import retry_call
+
+    def buggy(city: str) -> dict:
+        prices = {"上海": 1}
+        return {"city": city, "price": prices["price"]}  # a bug: the wrong key
+
+    outcome = asyncio.run(retry_call(RetryPolicy(max_retries=0), buggy, ("上海",)))
+    assert outcome.info.error_code == "UNKNOWN" and "参数错误" not in outcome.error
+    assert "工具运行时出错" in outcome.error and "KeyError" in outcome.error
+    inside = asyncio.run(retry_call(RetryPolicy(max_retries=0), lambda city: city + 1, ("上海",)))
+    assert inside.info.error_code == "UNKNOWN" and "参数错误" not in inside.error
+    wrong = asyncio.run(retry_call(RetryPolicy(max_retries=0), buggy, (), {"town": "上海"}))
+    assert wrong.info.error_code == "INVALID_ARGUMENTS" and "参数错误" in wrong.error
 
 
 def test_permission_error_message_tells_the_model_not_to_retry():
@@ -124,10 +145,10 @@ def test_classify_error_survives_an_exception_whose_str_raises():
 
 
 def test_tool_errors_state_their_own_kind_code_and_wait():
-    retry = classify_error(RetryableToolError("上游忙", code="BUSY", retry_after=3))
-    assert (retry.error_type, retry.code, retry.retry_after) == ("retryable", "BUSY", 3)
-    fatal = classify_error(FatalToolError("文件格式错误", code="INVALID_SALES_CSV"))
-    assert (fatal.error_type, fatal.code) == ("fatal", "INVALID_SALES_CSV")
+    retry = classify_error(RetryableToolError("上游忙", error_code="BUSY", retry_after=3))
+    assert (retry.error_type, retry.error_code, retry.retry_after) == ("retryable", "BUSY", 3)
+    fatal = classify_error(FatalToolError("文件格式错误", error_code="INVALID_SALES_CSV"))
+    assert (fatal.error_type, fatal.error_code) == ("fatal", "INVALID_SALES_CSV")
     assert fatal.message == "文件格式错误"
 
 
@@ -146,7 +167,7 @@ def test_transient_http_statuses_are_retryable(status):
 def test_client_http_statuses_are_fatal(status, code):
     info = classify_error(HTTPStatusError(status))
     assert info.error_type == "fatal"
-    assert info.code == code
+    assert info.error_code == code
     assert info.retry_after is None
 
 
@@ -157,7 +178,7 @@ def test_status_on_a_response_attribute_is_found():
             self.response = _response(503, {"Retry-After": "4"})
 
     info = classify_error(ClientError())
-    assert info.code == "UNAVAILABLE"
+    assert info.error_code == "UNAVAILABLE"
     assert info.retry_after == 4.0
 
 
@@ -176,7 +197,7 @@ def test_a_fatal_status_ignores_retry_after():
 def test_openai_transient_status_errors_are_retryable(cls, status, code):
     info = classify_error(_sdk_status_error(cls, status))
     assert info.error_type == "retryable"
-    assert info.code == code
+    assert info.error_code == code
 
 
 @pytest.mark.parametrize("cls, status, code", [
@@ -187,15 +208,15 @@ def test_openai_transient_status_errors_are_retryable(cls, status, code):
 def test_openai_client_errors_are_fatal(cls, status, code):
     info = classify_error(_sdk_status_error(cls, status))
     assert info.error_type == "fatal"
-    assert info.code == code
+    assert info.error_code == code
     assert info.retry_after is None
 
 
 def test_openai_timeout_and_connection_errors_are_retryable():
     timeout = classify_error(openai.APITimeoutError(request=REQUEST))
-    assert (timeout.error_type, timeout.code) == ("retryable", "TIMEOUT")
+    assert (timeout.error_type, timeout.error_code) == ("retryable", "TIMEOUT")
     connection = classify_error(openai.APIConnectionError(request=REQUEST))
-    assert (connection.error_type, connection.code) == ("retryable", "CONNECTION")
+    assert (connection.error_type, connection.error_code) == ("retryable", "CONNECTION")
 
 
 def test_openai_rate_limit_reads_retry_after_seconds():
@@ -290,15 +311,15 @@ def test_redact_hides_secrets(text, secret):
 # --- raw httpx2 errors (what the SDK is built on, and what tools may use directly) -------------------------
 
 def test_httpx2_transport_errors_are_retryable():
-    assert classify_error(httpx2.ConnectError("refused", request=REQUEST)).code == "CONNECTION"
-    assert classify_error(httpx2.ReadTimeout("slow", request=REQUEST)).code == "TIMEOUT"
+    assert classify_error(httpx2.ConnectError("refused", request=REQUEST)).error_code == "CONNECTION"
+    assert classify_error(httpx2.ReadTimeout("slow", request=REQUEST)).error_code == "TIMEOUT"
     assert classify_error(httpx2.ConnectTimeout("slow", request=REQUEST)).retryable
 
 
 def test_httpx2_status_error_reads_status_and_retry_after_from_its_response():
     exc = httpx2.HTTPStatusError("503", request=REQUEST, response=_response(503, {"retry-after": "3"}))
     info = classify_error(exc)
-    assert (info.error_type, info.code, info.retry_after) == ("retryable", "UNAVAILABLE", 3.0)
+    assert (info.error_type, info.error_code, info.retry_after) == ("retryable", "UNAVAILABLE", 3.0)
     not_found = httpx2.HTTPStatusError("404", request=REQUEST, response=_response(404))
     assert classify_error(not_found).error_type == "fatal"
 
@@ -308,4 +329,4 @@ def test_a_server_that_hangs_up_mid_response_is_retryable():
 
     exc = httpx2.RemoteProtocolError("Server disconnected without sending a response.")
     info = classify_error(exc)
-    assert info.error_type == "retryable" and info.code == "CONNECTION"
+    assert info.error_type == "retryable" and info.error_code == "CONNECTION"

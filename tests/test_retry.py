@@ -12,6 +12,7 @@ import pytest
 
 from toolkit import (Backoff, HTTPStatusError, PartialResult, RetryBudget, RetryPolicy, SimulatedClock,
                      call_tool_with_retry, inject_faults, use_clock)
+from toolkit.retry import retry_call
 from support import Flaky
 
 
@@ -55,7 +56,7 @@ def test_success_returns_the_result_and_no_error(sim_clock):
     result, error = outcome
     assert result == {"temp": 25} and error is None
     assert outcome.result == result and outcome.error is None
-    assert [a.outcome for a in outcome.attempts] == ["ok"]
+    assert [a.outcome for a in outcome.trace] == ["ok"]
     assert outcome.gave_up is None and outcome.info is None
 
 
@@ -90,7 +91,7 @@ def test_retryable_errors_are_retried_until_success(sim_clock, exc):
     outcome = run(call_tool_with_retry(tool))
     assert outcome == ("done", None)
     assert tool.calls == 3
-    assert [a.outcome for a in outcome.attempts][-1] == "ok"
+    assert [a.outcome for a in outcome.trace][-1] == "ok"
 
 
 def test_gives_up_after_max_retries_and_says_how_often_it_tried(sim_clock):
@@ -102,7 +103,7 @@ def test_gives_up_after_max_retries_and_says_how_often_it_tried(sim_clock):
     assert "共尝试 4 次" in error and "已重试 3 次" in error
     assert outcome.gave_up == "max_retries"
     assert len(outcome.waits) == 3  # no wait after the last attempt
-    assert outcome.attempts[-1].wait_after == 0.0
+    assert outcome.trace[-1].wait_after == 0.0
 
 
 def test_zero_retries_means_one_attempt(sim_clock):
@@ -124,7 +125,7 @@ def test_async_tools_are_awaited(sim_clock):
     outcome = run(call_tool_with_retry(tool, "天气"))
     assert outcome == ("结果: 天气", None)
     assert calls == ["天气", "天气"]
-    assert outcome.attempts[0].duration == 0.5
+    assert outcome.trace[0].duration == 0.5
 
 
 def test_retryable_error_envelope_is_retried_and_returned_at_the_end(sim_clock):
@@ -140,14 +141,14 @@ def test_fatal_error_envelope_is_returned_after_one_try(sim_clock):
     tool = Flaky(value=envelope)
     outcome = run(call_tool_with_retry(tool))
     assert tool.calls == 1
-    assert outcome.result == envelope and outcome.info.code == "FILE_NOT_FOUND"
+    assert outcome.result == envelope and outcome.info.error_code == "FILE_NOT_FOUND"
 
 
 def test_partial_result_is_a_success_with_a_partial_outcome(sim_clock):
     partial = PartialResult({"上海": "晴"}, "北京缺失")
     outcome = run(call_tool_with_retry(Flaky(value=partial)))
     assert outcome == (partial, None)
-    assert outcome.attempts[0].outcome == "partial"
+    assert outcome.trace[0].outcome == "partial"
 
 
 def test_on_attempt_sees_every_attempt(sim_clock):
@@ -194,7 +195,7 @@ def test_a_timeout_cut_by_the_deadline_reads_as_a_rounded_number(sim_clock):
     outcome = run(call_tool_with_retry(hang, policy=RetryPolicy(max_retries=3, attempt_timeout=5, deadline=7.04272)))
     import re
 
-    shown = [re.search(r"单次调用超过 (\S+) 秒", a.message).group(1) for a in outcome.attempts]
+    shown = [re.search(r"单次调用超过 (\S+) 秒", a.message).group(1) for a in outcome.trace]
     assert shown[0] == "5" and len(shown) == 2, shown
     assert re.fullmatch(r"[0-9]\.[0-9]", shown[1]), shown   # what was left of the deadline, 1 decimal
 
@@ -215,7 +216,7 @@ def test_wait_sequence_is_exact_for_a_seed(jitter, seed):
     expected = expected_waits(jitter, seed, 6, base=0.5, factor=2.0, cap=4.0)
     with use_clock(SimulatedClock(seed=seed)) as clock:
         outcome = run(call_tool_with_retry(AlwaysFails(lambda: TimeoutError("slow")), policy=policy))
-    assert [a.wait_after for a in outcome.attempts] == expected + [0.0]
+    assert [a.wait_after for a in outcome.trace] == expected + [0.0]
     assert clock.sleeps == expected
     assert clock.now() == pytest.approx(sum(expected), abs=1e-12)
     assert outcome.elapsed == pytest.approx(sum(expected), abs=1e-12)
@@ -260,12 +261,12 @@ def test_attempt_records_line_up_with_the_waits(sim_clock):
         raise TimeoutError("slow")
 
     outcome = run(call_tool_with_retry(tool, max_retries=3))
-    attempts = outcome.attempts
+    attempts = outcome.trace
     assert [a.number for a in attempts] == [1, 2, 3, 4]
     assert all(a.duration == pytest.approx(0.25) for a in attempts)
     for before, after in zip(attempts, attempts[1:]):
         assert after.start == pytest.approx(before.end + before.wait_after)
-    assert all(a.outcome == "timeout" and a.error_type == "retryable" and a.code == "TIMEOUT" for a in attempts)
+    assert all(a.outcome == "timeout" and a.error_type == "retryable" and a.error_code == "TIMEOUT" for a in attempts)
 
 
 @pytest.mark.parametrize("factor", [2, 3, 10.0])
@@ -310,7 +311,7 @@ def test_openai_rate_limit_retry_after_ms_is_honoured(sim_clock):
     outcome = run(call_tool_with_retry(AlwaysFails(rate_limited), max_retries=4))
     assert len(outcome.waits) == 4
     assert all(wait >= 1.5 for wait in outcome.waits)
-    assert outcome.info.code == "RATE_LIMITED"
+    assert outcome.info.error_code == "RATE_LIMITED"
 
 
 def test_retry_after_is_capped_by_the_policy(sim_clock):
@@ -339,8 +340,8 @@ def test_a_hanging_attempt_is_cut_by_the_attempt_timeout(sim_clock):
     policy = RetryPolicy(attempt_timeout=2.0, backoff=Backoff(jitter="none"))
     outcome = run(call_tool_with_retry(tool, policy=policy))
     assert outcome == ("finally", None)
-    assert [a.outcome for a in outcome.attempts] == ["timeout", "timeout", "ok"]
-    assert [a.duration for a in outcome.attempts[:2]] == [2.0, 2.0]
+    assert [a.outcome for a in outcome.trace] == ["timeout", "timeout", "ok"]
+    assert [a.duration for a in outcome.trace[:2]] == [2.0, 2.0]
     assert sim_clock.now() == pytest.approx(2 + 1 + 2 + 2 + 0.1)
 
 
@@ -368,13 +369,13 @@ def test_overall_deadline_stops_retrying(sim_clock):
     assert outcome.gave_up == "deadline"
     assert "总时限 12 秒" in outcome.error
     assert outcome.elapsed <= 12
-    assert len(outcome.attempts) == 2  # 0-5, wait 1, 6-11, then a 2 s wait would pass 12
+    assert len(outcome.trace) == 2  # 0-5, wait 1, 6-11, then a 2 s wait would pass 12
 
 
 def test_deadline_also_limits_a_single_attempt(sim_clock):
     tool = inject_faults(lambda: "never", plan=["hang"])
     outcome = run(call_tool_with_retry(tool, policy=RetryPolicy(deadline=3)))
-    assert outcome.attempts[0].duration == 3
+    assert outcome.trace[0].duration == 3
     assert outcome.gave_up == "deadline"
     assert sim_clock.now() == 3
 
@@ -538,10 +539,10 @@ def test_a_tool_argument_named_tool_fn_reaches_the_tool(sim_clock):
     assert run(call_tool_with_retry(tool, tool_fn="a")) == ("got a", None)
 
 
-def test_policy_call_reserves_no_keyword_names(sim_clock):
+def test_retry_call_reserves_no_keyword_names(sim_clock):
     def tool(max_retries: int, on_attempt: str) -> str:
         return f"{max_retries}-{on_attempt}"
-    result, error = run(RetryPolicy().call(tool, max_retries=7, on_attempt="x"))
+    result, error = run(retry_call(RetryPolicy(), tool, (), {"max_retries": 7, "on_attempt": "x"}))
     assert (result, error) == ("7-x", None)
 
 
@@ -561,14 +562,14 @@ def test_retry_outcome_is_frozen_and_still_a_pair(sim_clock):
     result, error = outcome
     assert (result, error) == (5, None) and outcome == (5, None) and len(outcome) == 2
     with pytest.raises(AttributeError):
-        outcome.attempts = ()
+        outcome.trace = ()
     with pytest.raises(AttributeError):
         outcome.gave_up = "x"
-    assert isinstance(outcome.attempts, tuple) and len(outcome.attempts) == 2
+    assert isinstance(outcome.trace, tuple) and len(outcome.trace) == 2 and outcome.attempts == 2
     hints = typing.get_type_hints(RetryOutcome)  # visible to type checkers, not set behind their back
-    assert {"attempts", "info", "gave_up", "elapsed"} <= set(hints)
+    assert {"trace", "info", "gave_up", "elapsed"} <= set(hints)
     clone = copy.deepcopy(outcome)
-    assert clone == outcome and clone.attempts == outcome.attempts
+    assert clone == outcome and clone.trace == outcome.trace
 
 
 def test_retry_loop_writes_no_chinese_sentence_itself():

@@ -340,28 +340,3 @@ def test_a_tool_result_is_built_once_and_changed_by_replace():
         result.data = {}  # type: ignore[misc]
     changed = dataclasses.replace(result, note="由程序补充的说明")
     assert changed.note == "由程序补充的说明" and result.note is None
-
-
-def test_the_executor_builds_the_same_frozen_tool_result_as_the_class_does():
-    """The executor's fast build (executor._new_result) gives the value ToolResult(...) gives, frozen, of the
-    class itself: equal, same repr, pickles, copies and replace()s like it."""
-    import copy
-    import pickle
-
-    from toolkit.executor import _new_result
-
-    values = ("t", {"a": [1, 2]}, "超时", 12.5, "retryable", 3, "TIMEOUT", "缺了北京", True, {"raw": 1}, "call_1",
-              4.0, "city='北京'", "说明", (), {"file": "x.csv"}, 7, None)
-    assert len(values) == len(dataclasses.fields(ToolResult))  # a field added to ToolResult must be added here
-    built, fast = ToolResult(*values), _new_result(*values)
-    assert type(fast) is ToolResult and fast == built and repr(fast) == repr(built)
-    assert [getattr(fast, f.name) for f in dataclasses.fields(ToolResult)] == list(values)
-    assert (fast.status, fast.ok, fast.retries) == (built.status, built.ok, built.retries)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        fast.data = {}  # type: ignore[misc]
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        del fast.note  # type: ignore[misc]
-    assert pickle.loads(pickle.dumps(fast)) == built and copy.deepcopy(fast) == built
-    assert dataclasses.replace(fast, note="新的").note == "新的" and fast.note == "说明"
-    # defaults as the class has them
-    assert _new_result("t", None) == ToolResult("t", None)

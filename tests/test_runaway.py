@@ -59,7 +59,7 @@ def test_deadline_cuts_a_hanging_attempt_without_attempt_timeout() -> None:
     hanging = inject_faults(weather, ["hang"] * 5)
     outcome, clock = _run(call_tool_with_retry(hanging, policy=RetryPolicy(max_retries=3, deadline=7.0)))
     assert clock.now() == pytest.approx(7.0)     # the deadline is the attempt's timeout
-    assert outcome.info.code == "TIMEOUT"
+    assert outcome.info.error_code == "TIMEOUT"
     assert len(hanging.calls) == 1              # no time is left for another attempt
 
 

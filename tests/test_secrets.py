@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from toolkit import (HTTPStatusError, RetryableToolError, RetryPolicy, SimulatedClock, Tool, ToolExecutor,
-                     ToolRegistry, classify_error, format_tool_message, parse_tool_result, use_clock)
+from toolkit import (HTTPStatusError, RetryableToolError, RetryPolicy, SimulatedClock, Tool, ToolExecutor, ToolRegistry,
+                     classify_error, format_tool_message, parse_tool_result, use_clock)
 from toolkit.messages import tool_content
-from toolkit.results import redact, safe_str
+from toolkit.redaction import redact, safe_str
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-test-" + "".join(random.Random(7).choices(string.ascii_letters + string.digits, k=32))
@@ -171,6 +171,7 @@ def test_config_errors_never_show_the_key() -> None:
 def test_agent_transcript_never_shows_the_key() -> None:
     pytest.importorskip("toolkit.agent")
     from support import scripted_client
+
     from toolkit.agent import run_agent
 
     registry = ToolRegistry([Tool(name, fn, name, SCHEMA) for name, fn in _tools().items()])
@@ -294,3 +295,46 @@ def test_safe_str_redacts_what_it_shows_when_the_secret_ends_past_the_cut(where:
     text = "x" * where + f" https://user:{KEY_TAIL}@host.invalid/ " + "y " * 20_000
     assert_no_key(safe_str(text, 500))
     assert len(safe_str(text, 500)) == 500
+
+
+# --- read_more: the full output is paged only as text redacted as a whole ------------------------------
+
+def _paged(executor: ToolExecutor, result_id: int, page: int) -> list[str]:
+    """Every page read_more would hand the model, from offset 0 on."""
+    from toolkit.tools.orders import read_more_tool
+
+    read_more, pages, offset = read_more_tool(executor, page), [], 0
+    while offset is not None:
+        answer = read_more(result_id, offset)
+        pages.append(answer["data"]["text"])
+        offset = answer["data"]["next_offset"]
+    return pages
+
+
+def test_read_more_never_splits_a_key_across_two_pages() -> None:
+    """The key straddles the first page's end: a page cut from the unredacted output held its prefix, too short
+    to be recognised, and the next page its rest, recognised by nothing."""
+    executor = ToolExecutor(result_max_chars=300)
+    text = "y" * 95 + KEY + " 结束"
+    result = asyncio.run(executor.execute(lambda: text, "dump"))
+    pages = _paged(executor, result.result_id, 100)
+    assert len(pages) > 1
+    for page in pages:
+        assert_no_key(page, "a read_more page")
+        assert KEY[:5] not in page  # not even the key's first characters
+    assert "".join(pages) == redact(text)
+
+
+def test_no_read_more_offset_shows_a_secret_the_first_view_masked() -> None:
+    """A client_secret is masked by its field name in the model's first view; an offset the model picks (planted
+    text can ask for one) used to land on its value, where no field name stands before it."""
+    secret = "Zq8wPlm3Kd0sTT"
+    records = [{"id": i, "note": "x" * 40} for i in range(30)]
+    records[3]["client_secret"] = secret
+    executor = ToolExecutor(result_max_chars=300)
+    result = asyncio.run(executor.execute(lambda: records, "dump"))
+    assert secret not in json.dumps(result.data)
+    total = executor.read_artifact(result.result_id)["data"]["total_chars"]
+    for offset in range(total):
+        page = executor.read_artifact(result.result_id, offset, 100)["data"]["text"]
+        assert secret[:6] not in page, (offset, page)

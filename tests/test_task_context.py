@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 from toolkit import ToolResult
 from toolkit import task_context as tc
 from toolkit.agent import run_agent, split_steps
-from toolkit.messages import TaskContext, format_tool_message
+from toolkit.messages import format_tool_message
 from toolkit.readback import read_tool_content
+from toolkit.task_context import TaskContext
 from toolkit.verify import check_answer
 
 TWO_STEPS = "帮我查一下上海的天气，然后顺便查一下今天北京飞上海的航班"

@@ -75,7 +75,7 @@ def content_statuses(value) -> int:
 ])
 def test_unwrap_envelope_opens_only_the_envelope_shape(value, expected):
     data, source, info = unwrap_envelope(value)
-    assert (data, source, info.code if info else None) == expected
+    assert (data, source, info.error_code if info else None) == expected
 
 
 def test_a_raw_envelope_given_to_format_tool_message_is_opened_the_same_way():

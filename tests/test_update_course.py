@@ -4,7 +4,6 @@ it), the course commits, then the documented command."""
 from __future__ import annotations
 
 import base64
-import json
 import os
 import shutil
 import subprocess

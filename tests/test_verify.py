@@ -444,12 +444,7 @@ def test_an_answer_rule_that_raises_is_reported_with_a_printable_name(sales):
         def __str__(self):
             raise RuntimeError("no str")
 
-    class Rule:
-        def __getattribute__(self, name):
-            if name == "__name__":
-                raise RuntimeError("no name")
-            return object.__getattribute__(self, name)
-
+    class Rule:  # a callable object: no __name__ of its own
         def __call__(self, answer, data):
             raise Hostile()
     known = ToolKnowledge(required={"x": "x"}, answer_rules=(Rule(),))

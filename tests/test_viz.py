@@ -24,7 +24,7 @@ np = pytest.importorskip("numpy")
 from matplotlib import font_manager  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
-from toolkit import (Backoff, RetryPolicy, SimulatedClock, ToolExecutor, call_tool_with_retry,  # noqa: E402
+from toolkit import (Backoff, SimulatedClock, ToolExecutor, call_tool_with_retry,  # noqa: E402
                      ToolResult, inject_faults, smart_truncate, use_clock)
 from toolkit import simulation, viz  # noqa: E402
 from toolkit.truncate import truncate_parts  # noqa: E402
@@ -291,7 +291,7 @@ def test_call_stats_counts_retries_per_call_and_failed_attempts_by_code(batch):
     calls = list(batch.call_history)
     retries = Counter(r.retries for r in calls)
     assert lengths(fig, "retries", axis=1) == [retries[x] for x in range(max(retries) + 1) if retries[x]]
-    timeouts = sum(1 for r in calls for a in r.trace if a.code == "TIMEOUT")
+    timeouts = sum(1 for r in calls for a in r.trace if a.error_code == "TIMEOUT")
     assert sum(lengths(fig, "errors-timeout")) == timeouts > 0
     failed = sum(1 for r in calls for a in r.trace if a.outcome != "ok")
     attempts = sum(len(r.trace) for r in calls)

@@ -117,7 +117,7 @@ def test_moving_a_fault_slider_changes_the_next_run():
     panel.rate_sliders["rate_limit"].value = 50  # percent
     panel.run()
     assert attempts_of(panel) > before and panel.png["timeline"] != before_png
-    waits = [a.wait_after for r in panel.results for a in r.trace if a.code == "RATE_LIMITED" and a.wait_after]
+    waits = [a.wait_after for r in panel.results for a in r.trace if a.error_code == "RATE_LIMITED" and a.wait_after]
     assert waits and min(waits) >= 2.0  # every backoff honoured Retry-After
 
 
@@ -923,13 +923,13 @@ def test_the_numbers_scenes_one_to_four_name_are_the_runs_numbers(scene_runs):
 
 def test_what_scenes_one_to_four_tell_the_class_to_look_for_is_in_their_runs(scene_runs):
     base, timeouts = scene_runs["场景一 基线"], scene_runs["场景一 超时 30%"]
-    timed_out = lambda run: sum(a.code == ErrorCode.TIMEOUT for r in run["results"] for a in r.trace)  # noqa: E731
+    timed_out = lambda run: sum(a.error_code == ErrorCode.TIMEOUT for r in run["results"] for a in r.trace)  # noqa: E731
     assert timed_out(timeouts) > 3 * timed_out(base) and _rate(timeouts) < _rate(base)
     # scene two: a permission error ends its call at once; server errors are retried
     permission = [r for r in scene_runs["场景二 权限与 500"]["results"]
-                  if any(a.code == ErrorCode.PERMISSION_DENIED for a in r.trace)]
-    assert permission and all(r.trace[-1].code == ErrorCode.PERMISSION_DENIED for r in permission)
-    assert any(len(r.trace) > 1 and r.trace[0].code == ErrorCode.SERVER_ERROR
+                  if any(a.error_code == ErrorCode.PERMISSION_DENIED for a in r.trace)]
+    assert permission and all(r.trace[-1].error_code == ErrorCode.PERMISSION_DENIED for r in permission)
+    assert any(len(r.trace) > 1 and r.trace[0].error_code == ErrorCode.SERVER_ERROR
                for r in scene_runs["场景二 权限与 500"]["results"])
     # scene three: without jitter the retries come in a few columns, with it they spread; one time axis
     retry_times = {name: {round(a.start, 6) for r in scene_runs[name]["results"] for a in r.trace[1:]}

@@ -2,24 +2,29 @@
 
 The names the course teaches live here; everything else stays importable from
 its own module (toolkit.results, toolkit.wire, toolkit.fitting, ...). The road
-a result travels is wire -> registry -> executor (retry, breaker, budget) ->
-messages -> decisions -> the model; ARCHITECTURE.md follows one tool call along it.
+a tool call travels: wire (the model's call read once) -> registry (name and
+arguments checked) -> executor (retry, breaker, budget; the ToolResult, its
+data budgeted and redacted once) -> decisions (what to do next) -> messages
+(the tool message, with the decision in it) -> the model; ARCHITECTURE.md
+follows one tool call along it, function by function.
 Importing this package loads only the standard library: the model side
 (openai), charts (matplotlib) and widgets (ipywidgets) load when first used.
 """
+from .backoff import Backoff
 from .breaker import CircuitBreaker
 from .clock import SimulatedClock, get_clock, use_clock
 from .decisions import evaluate_tool_result
 from .executor import ToolExecutor
 from .faults import HTTPStatusError, inject_faults
 from .hooks import ToolEvent
-from .messages import TaskContext, format_tool_message, split_task_context
+from .messages import format_tool_message
 from .parsing import estimate_tokens, parse_tool_result
 from .registry import Tool, ToolRegistry
 from .results import (ErrorCode, FatalToolError, PartialResult, RetryableToolError, ToolResult, classify_error,
                       error_from_envelope)
-from .retry import Attempt, Backoff, RetryBudget, RetryPolicy, call_tool_with_retry
+from .retry import Attempt, RetryBudget, RetryPolicy, call_tool_with_retry
 from .shrink import dumps, shrink_json
+from .task_context import TaskContext, split_task_context
 from .truncate import smart_truncate
 from .wire import FORMATS, parse_tool_call
 
@@ -52,17 +57,17 @@ def __dir__() -> list[str]:
 __all__ = [
     # time
     "SimulatedClock", "use_clock", "get_clock",
-    # results and errors (chapter 01, 03)
+    # the model's call, and the tools it may call
+    "parse_tool_call", "FORMATS", "ToolRegistry", "Tool",
+    # results and errors (chapters 01, 03)
     "ToolResult", "PartialResult", "ErrorCode", "classify_error", "error_from_envelope", "RetryableToolError",
     "FatalToolError", "HTTPStatusError", "inject_faults",
-    # parsing and truncation (01, 02)
-    "parse_tool_result", "smart_truncate", "shrink_json", "estimate_tokens", "dumps",
     # retrying (03)
     "call_tool_with_retry", "RetryPolicy", "Backoff", "RetryBudget", "CircuitBreaker", "Attempt",
-    # the message and the decision (04, 05)
-    "format_tool_message", "TaskContext", "split_task_context", "parse_tool_call", "FORMATS", "evaluate_tool_result",
-    # the executor (06)
-    "ToolExecutor", "ToolRegistry", "Tool", "ToolEvent",
+    # the executor and its one budget pass (06, 01, 02)
+    "ToolExecutor", "ToolEvent", "parse_tool_result", "smart_truncate", "shrink_json", "estimate_tokens", "dumps",
+    # the decision, then the message (05, 04)
+    "evaluate_tool_result", "format_tool_message", "TaskContext", "split_task_context",
     # the agent, the answer check, untrusted output (07, 08)
     *_LAZY,
 ]

@@ -25,7 +25,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Union
 
-from .results import FATAL, ErrorCode, ToolResult, safe_str
+from .redaction import safe_str
+from .results import FATAL, ErrorCode, ToolResult
 
 __all__ = ["Approve", "PendingCall", "decide", "denied_result"]
 

@@ -5,7 +5,7 @@ byte budget (toolkit.retention: the oldest released first, each release said on
 the result), and counts every call (the statistics count all of them, also those
 the history has forgotten, in at most STATS_TOOLS entries); `audit_records`
 turns results into the log the lesson asks for: one dict per call, redacted,
-with a short summary of what the model read. `read_output` pages through a kept
+with a short summary of what the model read. `read_artifact` pages through a kept
 full output by the result's id.
 """
 from __future__ import annotations
@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from .fitting import fit_for_model
-from .results import ErrorCode, ToolResult, redact, safe_str
-from .retention import ARTIFACT_SHARE, HISTORY_BYTES, OutputBudget, output_text, read_slice, released
+from .redaction import redact, safe_str
+from .results import ErrorCode, ToolResult
+from .retention import ARTIFACT_SHARE, HISTORY_BYTES, ArtifactBudget, artifact_text, read_slice, released
 from .safety import redact_value
 from .shrink import dumps
 
@@ -54,9 +55,10 @@ class CallRecords:
     def __init__(self, limit: int = 10_000, history_bytes: int = HISTORY_BYTES) -> None:
         self.history: deque[ToolResult] = deque(maxlen=limit)
         self.history_bytes = history_bytes
-        self._outputs = OutputBudget(history_bytes)  # result_id -> bytes of the full outputs kept, oldest first
+        self._outputs = ArtifactBudget(history_bytes)  # result_id -> bytes of the full outputs kept, oldest first
         self._stats: dict[str, _Stats] = {}
         self._last_id = 0
+        self._paged: tuple[int, str] | None = None  # (result id, its redacted text): the output being paged through
 
     def next_id(self) -> int:
         """A new result id (1, 2, 3, ... for this executor's life; reset() does not reuse them)."""
@@ -117,7 +119,7 @@ class CallRecords:
         else:
             stats.failed += 1
 
-    def read_output(self, result_id: Any, offset: Any = 0, max_chars: int = 2000) -> dict:
+    def read_artifact(self, result_id: Any, offset: Any = 0, max_chars: int = 2000) -> dict:
         """`max_chars` characters of a kept full output from `offset`, as a tool envelope: a tool that shows the
         model more of a cut result returns it as it is.
 
@@ -141,7 +143,9 @@ class CallRecords:
         full = result.artifact if result.artifact is not None else result.data
         if full is None:
             return _error("NO_OUTPUT", f"结果 {result_id}（{result.name}，{result.status}）没有输出可读")
-        text = output_text(full, self.history_bytes // ARTIFACT_SHARE)
+        if self._paged is None or self._paged[0] != result_id:  # redacted as a whole once, then sliced page by page
+            self._paged = (result_id, artifact_text(full, self.history_bytes // ARTIFACT_SHARE))
+        text = self._paged[1]
         if offset > len(text):
             return _error("BAD_OFFSET", f"offset {offset} 超过了输出的长度 {len(text)}")
         return {"status": "ok", "data": {"result_id": result_id, **read_slice(text, offset, max(max_chars, 1))}}
@@ -180,6 +184,7 @@ class CallRecords:
         """Forget history, kept outputs and statistics (result ids keep counting up)."""
         self.history.clear()
         self._outputs.clear()
+        self._paged = None
         self._stats.clear()
 
 
@@ -194,9 +199,9 @@ def _error(code: str, message: str) -> dict:
 def audit_record(result: ToolResult, task_id: str | None = None) -> dict:
     """One call as the audit log keeps it: who, what, how it ended, a 200-character summary of what the
     model read; no secrets (arguments, errors, sources and the summary are redacted). The source is kept
-    within 1,000 characters of JSON; never raises, whatever the tool returned."""
+    within 1,000 characters of JSON."""
     source = result.source if result.source is not None else (
-        dict.get(result.artifact, "source") if isinstance(result.artifact, dict) else None)
+        result.artifact.get("source") if isinstance(result.artifact, dict) else None)
     if isinstance(source, (list, tuple, str)):  # URLs can carry keys
         source = redact_value(fit_for_model(source, 1000)[0])
     else:

@@ -37,7 +37,7 @@ class Backoff:
 
     def __post_init__(self) -> None:
         if self.jitter not in _FORMULAS:
-            raise ValueError(f"jitter 只能是 {sorted(_FORMULAS)} 之一，收到的是 {self.jitter!r}")
+            raise ValueError(f"jitter 只能是 {sorted(_FORMULAS)} 之一，收到的是 {self.jitter!r}：请改成其中之一")
         if not (self.base >= 0 and self.factor >= 1 and self.cap >= 0):
             raise ValueError(f"Backoff 的参数要满足 base >= 0、factor >= 1、cap >= 0，收到的是 base={self.base!r}、"
                              f"factor={self.factor!r}、cap={self.cap!r}：请把不满足的那个改过来")

@@ -38,6 +38,14 @@ class CircuitBreaker:
     _opened_at: dict[str, float] = field(default_factory=dict, repr=False)
     _trial_at: dict[str, float] = field(default_factory=dict, repr=False)
 
+    def __post_init__(self) -> None:
+        if isinstance(self.failure_threshold, bool) or not isinstance(self.failure_threshold, int) \
+                or self.failure_threshold < 1:
+            raise ValueError(f"failure_threshold 是连续失败几次后熔断，应是不小于 1 的整数，收到 "
+                             f"{self.failure_threshold!r}：请改成 1 或更大，例如 3")
+        if isinstance(self.cooldown, bool) or not isinstance(self.cooldown, (int, float)) or not self.cooldown >= 0:
+            raise ValueError(f"cooldown 是熔断后暂停的秒数，应是不小于 0 的数，收到 {self.cooldown!r}：请改成 0 或正数，例如 30")
+
     def state(self, name: str, now: float) -> BreakerState:
         """"closed", "open" or "half_open"."""
         opened = self._opened_at.get(name)

@@ -432,7 +432,7 @@ def comparison_claims(answer: str, names: Iterable[str]) -> list[ComparisonClaim
                 if relation is not None and a[2] != b[2]:
                     claims.append(ComparisonClaim(a[2], relation, b[2], clause))
                     compared.add(a[0])
-            for k, (start, end, name) in enumerate(spans):
+            for k, (start, end, _name) in enumerate(spans):
                 degree = _COMPARATIVE.match(clause, end) if start not in compared else None
                 if degree is None:
                     continue

@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from .results import safe_str
+from .redaction import safe_str
 
 __all__ = ["CLEARED_MARK", "ClearPolicy", "Cleared", "ToolResultRef", "clear_tool_results", "context_chars",
            "placeholder", "tool_results", "with_read_more"]
@@ -167,9 +167,9 @@ def clear_tool_results(messages: list, *, fmt: str = "openai_chat", budget_chars
     Raises ValueError for an unknown fmt, a negative keep_last, a budget below 0 or an exempt that is not names.
     """
     if not isinstance(keep_last, int) or isinstance(keep_last, bool) or keep_last < 0:
-        raise ValueError(f"keep_last 应是不小于 0 的整数，收到 {keep_last!r}")
+        raise ValueError(f"keep_last 应是不小于 0 的整数，收到 {keep_last!r}：请改成 0 或正整数")
     if not isinstance(budget_chars, int) or isinstance(budget_chars, bool) or budget_chars < 0:
-        raise ValueError(f"budget_chars 应是不小于 0 的整数，收到 {budget_chars!r}")
+        raise ValueError(f"budget_chars 应是不小于 0 的整数，收到 {budget_chars!r}：请改成 0 或正整数")
     exempt = _names(exempt)
     refs = tool_results(messages, fmt)
     before = sum(r.size for r in refs)

@@ -29,9 +29,9 @@ import random
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Iterator, Protocol
+from typing import Any, Iterator, Protocol
 
-__all__ = ["Clock", "RealClock", "SimulatedClock", "get_clock", "set_clock", "use_clock"]
+__all__ = ["Clock", "RealClock", "SimulatedClock", "get_clock", "set_clock", "use_clock", "sleep_seconds"]
 
 
 class Clock(Protocol):
@@ -44,11 +44,11 @@ class Clock(Protocol):
     async def sleep(self, seconds: float) -> None: ...
 
 
-def _checked(seconds: float) -> float:
+def sleep_seconds(seconds: float) -> float:
     """A wait in seconds, negatives as 0; ValueError for NaN (a NaN sleep never ends)."""
     seconds = float(seconds)
     if math.isnan(seconds):
-        raise ValueError("cannot sleep NaN seconds; pass a number >= 0")
+        raise ValueError("等待的秒数不能是 NaN（那样永远等不完）：请传一个不小于 0 的数")
     return max(seconds, 0.0)
 
 
@@ -62,7 +62,7 @@ class RealClock:
         return time.monotonic()
 
     async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(_checked(seconds))
+        await asyncio.sleep(sleep_seconds(seconds))
 
     def __repr__(self) -> str:
         return "RealClock()"
@@ -90,11 +90,11 @@ class SimulatedClock:
     def advance(self, seconds: float) -> None:
         """Move simulated time forward without sleeping (for synchronous code)."""
         if not seconds >= 0:  # also refuses NaN
-            raise ValueError(f"advance() needs seconds >= 0, got {seconds!r}")
+            raise ValueError(f"advance() 的秒数应是不小于 0 的数（模拟时间只能往前走），收到 {seconds!r}：请传一个不小于 0 的数")
         self._now += seconds
 
     async def sleep(self, seconds: float) -> None:
-        seconds = _checked(seconds)
+        seconds = sleep_seconds(seconds)
         self.sleeps.append(seconds)
         if math.isinf(seconds):
             await asyncio.get_running_loop().create_future()  # a hang: only cancellation ends it
@@ -169,8 +169,16 @@ def set_clock(clock: Clock | None) -> Clock:
     it is undone when the block ends and does not leak into other tests or threads.
     """
     global _default
-    old, _default = _default, (clock if clock is not None else RealClock())
+    old, _default = _default, (_clock(clock) if clock is not None else RealClock())
     return old
+
+
+def _clock(clock: Any) -> Clock:
+    """`clock` when it has now() and sleep(); TypeError (in Chinese) for anything else."""
+    if not (callable(getattr(clock, "now", None)) and callable(getattr(clock, "sleep", None))):
+        raise TypeError(f"需要一个时钟（有 now() 和 sleep() 的对象），收到 {type(clock).__name__}："
+                        "请传 SimulatedClock(seed=0) 或 RealClock()")
+    return clock
 
 
 @contextmanager
@@ -183,7 +191,7 @@ def use_clock(clock: Clock | None = None) -> Iterator[Clock]:
     run in a copy of the context (`contextvars.copy_context().run`, as
     `asyncio.to_thread` does).
     """
-    clock = clock if clock is not None else SimulatedClock()
+    clock = _clock(clock) if clock is not None else SimulatedClock()
     previous = _current.get()
     token = _current.set(clock)
     try:

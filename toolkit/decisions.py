@@ -15,21 +15,44 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping, Required, TypedDict
 
 from .fitting import fit_and_redact
 from .knowledge import knowledge_for
 from .parsing import parse_tool_result
-from .results import FATAL, INTERRUPTS, RETRYABLE, ErrorCode, ToolResult, safe_str
-from .shrink import dumps, exceeds, shrink_json
+from .redaction import safe_str
+from .results import FATAL, RETRYABLE, ErrorCode, ToolResult
+from .shrink import exceeds
 
-__all__ = ["evaluate_tool_result", "apply_decision", "suggestion_for", "ACTIONS", "LONG_RESULT_CHARS"]
+__all__ = ["Decision", "Action", "evaluate_tool_result", "apply_decision", "suggestion_for", "ACTIONS", "SUGGESTIONS",
+           "LONG_RESULT_CHARS"]
 
-ACTIONS = ("present_directly", "retry_with_broader_query", "summarize_and_present",
-           "retry", "report_error", "present_partial", "present_broadened", "call_more_tools")
+Action = Literal["present_directly", "retry_with_broader_query", "summarize_and_present", "retry", "report_error",
+                 "present_partial", "present_broadened", "call_more_tools"]
+ACTIONS: tuple[Action, ...] = ("present_directly", "retry_with_broader_query", "summarize_and_present",
+                               "retry", "report_error", "present_partial", "present_broadened", "call_more_tools")
 LONG_RESULT_CHARS = 5000
 
-_SUGGESTIONS: dict[str, str] = {
+
+class Decision(TypedDict, total=False):
+    """What evaluate_tool_result decides about one result: a plain dict, typed. `action`, `message` (for a
+    person) and `suggestion` (for the model) are always there; the other keys come with the actions that use
+    them. An evaluate plug-in may return any dict with an "action"; the loop reads "action" and "suggestion"."""
+
+    action: Required[Action]
+    message: Required[str]
+    suggestion: Required[str]
+    data: Any                # what is presented: present_directly, present_partial, present_broadened,
+                             # summarize_and_present (the summary), call_more_tools
+    missing: str | None      # present_partial: what did not arrive
+    error_type: str          # retry, report_error
+    error_code: str | None   # report_error
+    attempts: int            # retry: how many attempts the executor made
+    dropped: str             # present_broadened: the conditions the program dropped, in words
+    next_step: str           # call_more_tools: the task's step still to do
+
+
+SUGGESTIONS: dict[str, str] = {
     ErrorCode.PERMISSION_DENIED: "请用户授权或换一个有权限的操作，不要自行猜测权限",
     ErrorCode.FORBIDDEN: "请用户授权或换一个有权限的操作，不要自行猜测权限",
     ErrorCode.UNAUTHORIZED: "请用户检查 API Key 等凭据配置",
@@ -48,21 +71,17 @@ def suggestion_for(tool_name: str, code: str) -> str:
     """What to do about error `code` of tool `tool_name`: the tool's own suggestion (its ToolKnowledge)
     first, then the toolkit's general one, then a default."""
     own = knowledge_for(tool_name).suggestions.get(code)
-    return own or _SUGGESTIONS.get(code, "向用户解释失败原因并建议替代方案，不要编造结果")
+    return own or SUGGESTIONS.get(code, "向用户解释失败原因并建议替代方案，不要编造结果")
 
 
 def _is_empty(data: Any) -> bool:
     """Empty means no content: None, "", [], {}, "[]", "{}" (0 and False are answers)."""
     if data is None:
         return True
-    try:
-        if isinstance(data, str):
-            return data.strip() in ("", "[]", "{}", "null")
-        if isinstance(data, (list, tuple, dict, set, frozenset)):
-            return len(data) == 0
-    except BaseException as exc:  # data whose own methods raise anything (a result built by hand) is not known
-        if isinstance(exc, INTERRUPTS):  # to be empty
-            raise
+    if isinstance(data, str):
+        return data.strip() in ("", "[]", "{}", "null")
+    if isinstance(data, (list, tuple, dict, set, frozenset)):
+        return len(data) == 0
     return False
 
 
@@ -76,14 +95,9 @@ def _summary(result: ToolResult, limit: int) -> Any:
     is summarized to about `limit` characters of JSON text, once.
     """
     data = result.data
-    try:
-        if result.truncated:
-            return data
-        too_long = len(data) > limit if isinstance(data, str) else exceeds(data, limit)
-    except BaseException as exc:  # data json cannot serialize or whose own methods raise anything (built by hand)
-        if isinstance(exc, INTERRUPTS):
-            raise
-        return dumps(shrink_json(data, limit))
+    if result.truncated:
+        return data
+    too_long = len(data) > limit if isinstance(data, str) else exceeds(data, limit)
     return parse_tool_result(data, max_tokens=max(limit // 4, 1)) if too_long else None
 
 
@@ -95,10 +109,10 @@ def _conditions(dropped: Any) -> str:
 
 
 def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = LONG_RESULT_CHARS, *,
-                         next_step: str | None = None, broadened_from: Mapping | None = None) -> dict:
+                         next_step: str | None = None, broadened_from: Mapping | None = None) -> Decision:
     """Choose the next step for `result` of a tool called to answer `user_query`.
 
-    Returns {"action", "message", "suggestion", ...}: action is one of ACTIONS.
+    Returns a Decision {"action", "message", "suggestion", ...}: action is one of ACTIONS.
     Failures are split by error_type (retryable vs fatal), a partial result is
     presented with what is missing, and a long result is summarize_and_present:
     one the executor cut (`result.truncated`) with its data as it is, the budgeted
@@ -113,8 +127,8 @@ def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = 
     Raises TypeError when `result` is not a ToolResult.
     """
     if not isinstance(result, ToolResult):
-        raise TypeError(f"evaluate_tool_result expects a ToolResult, got {type(result).__name__}; "
-                        "wrap raw values with ToolResult(name, data)")
+        raise TypeError(f"evaluate_tool_result 需要一个 ToolResult，收到 {type(result).__name__}："
+                        "请先包成 ToolResult(工具名, 数据)，或传执行器返回的结果")
     query = safe_str(user_query, 100)
     if result.status == "partial":
         return {"action": "present_partial", "message": "部分成功：先展示已拿到的结果",
@@ -154,7 +168,7 @@ def evaluate_tool_result(result: ToolResult, user_query: str, long_chars: int = 
             "suggestion": f"直接依据结果回答：{query}"}
 
 
-def apply_decision(result: ToolResult, decision: Any, max_chars: int) -> ToolResult:
+def apply_decision(result: ToolResult, decision: Mapping[str, Any], max_chars: int) -> ToolResult:
     """The result as `decision` presents it to the model (the agent loop acting on a decision).
 
     present_directly on a partial result: shown as a complete success (what is missing is no longer
@@ -163,27 +177,24 @@ def apply_decision(result: ToolResult, decision: Any, max_chars: int) -> ToolRes
     data the decision made (a summary of a long result the executor did not cut, a plug-in's own value):
     it replaces the result's (a JSON text read into data), budgeted to `max_chars` and redacted once, like
     tool output (`truncated` True). Anything else is shown as it is, and so is every failed result: a
-    decision never turns a failure into data. Never raises (an unreadable decision changes nothing).
+    decision never turns a failure into data.
     """
-    try:
-        action = decision.get("action") if isinstance(decision, Mapping) else None
-        if not isinstance(action, str) or result.status == "error":
-            return result
-        if action == "present_directly" and result.status == "partial":
-            return replace(result, error=None, error_type=None, error_code=None, missing=None)
-        if action == "summarize_and_present" and decision.get("data") is not None:
-            data = decision["data"]
-            if data is result.data or data == result.data:  # the result's own view: shown as it was made
-                return result
-            if type(data) is str:
-                try:
-                    data = json.loads(data)
-                except (ValueError, RecursionError):
-                    pass
-            if data == result.data:  # the result's own data written out as text by a plug-in
-                return result
-            data, _ = fit_and_redact(data, max_chars)
-            return replace(result, data=data, truncated=True)  # a summary: something is left out
-    except Exception:  # a decision whose own values raise when read: the result as it is
+    action = decision.get("action") if isinstance(decision, Mapping) else None
+    if not isinstance(action, str) or result.status == "error":
         return result
+    if action == "present_directly" and result.status == "partial":
+        return replace(result, error=None, error_type=None, error_code=None, missing=None)
+    if action == "summarize_and_present" and decision.get("data") is not None:
+        data = decision["data"]
+        if data is result.data or data == result.data:  # the result's own view: shown as it was made
+            return result
+        if isinstance(data, str):
+            try:
+                data = json.loads(data)
+            except (ValueError, RecursionError):
+                pass
+        if data == result.data:  # the result's own data written out as text by a plug-in
+            return result
+        data, _ = fit_and_redact(data, max_chars)
+        return replace(result, data=data, truncated=True)  # a summary: something is left out
     return result

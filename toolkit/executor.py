@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import traceback
 from collections import deque
 from typing import IO, Any, Callable, Iterable
@@ -24,36 +23,19 @@ from .audit import CallRecords
 from .breaker import CircuitBreaker
 from .clock import Clock, get_clock, use_clock
 from .fitting import ToolKind, fit_and_redact
+from .guard import PluginError, own_failure
 from .hooks import Hook, HookError, ToolEvent, call_hooks
-from .plugins import (ParseFn, PluginError, RetryFn, TruncateFn, apply_parse, apply_truncate, own_failure,
-                      run_retry_plugin)
+from .plugins import ParseFn, RetryFn, TruncateFn, apply_parse, apply_truncate, run_retry_plugin
+from .redaction import redact, safe_str
 from .registry import Tool, ToolRegistry
 from .results import (FATAL, PARTIAL, RETRYABLE, UNAVAILABLE_CODES, ErrorCode, ErrorInfo, PartialResult, ToolResult,
-                      classify_error, redact, safe_str)
+                      classify_error)
 from .retention import HISTORY_BYTES
 from .retry import Attempt, RetryBudget, RetryOutcome, RetryPolicy, retry_call
 from .safety import redact_value
 from .wire import ToolCall, parse_tool_call
 
 __all__ = ["ToolExecutor"]
-
-# ToolResult's mutable twin: the same fields, so the same slots in the same order (no default_factory in them)
-_Draft = dataclasses.make_dataclass(
-    "_ToolResultDraft", [(f.name, f.type) if f.default is dataclasses.MISSING else (f.name, f.type, f.default)
-                         for f in dataclasses.fields(ToolResult)], slots=True, repr=False, eq=False)
-
-
-def _new_result(*fields: Any) -> ToolResult:
-    """ToolResult(*fields), built about 4 x faster: the executor builds one on every call (bench row 1).
-
-    A frozen dataclass's __init__ sets each of ToolResult's 18 fields with object.__setattr__ (3.5 us a
-    result); the twin's plain __init__ stores them (0.5 us), then the object takes ToolResult's class, which
-    its slots fit exactly, and is frozen from then on: the same value as ToolResult(*fields) (tests/test_road.py).
-    """
-    draft = _Draft(*fields)
-    draft.__class__ = ToolResult
-    return draft  # type: ignore[return-value]
-
 
 class ToolExecutor:
     """Runs tools with retries, budgets results, and keeps history and statistics.
@@ -112,15 +94,17 @@ class ToolExecutor:
         if max_retries is not None and policy is not None:
             raise ValueError(wording.max_retries_beside_policy(max_retries, "ToolExecutor(policy=RetryPolicy"))
         if not isinstance(result_max_chars, int) or isinstance(result_max_chars, bool) or result_max_chars < 20:
-            raise ValueError(f"result_max_chars 应是不小于 20 的整数，收到 {result_max_chars!r}")
+            raise ValueError(f"result_max_chars 应是不小于 20 的整数，收到 {result_max_chars!r}：请改成 20 或更大，例如 8000")
         if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
-            raise ValueError(f"concurrency 应是不小于 1 的整数，收到 {concurrency!r}")
+            raise ValueError(f"concurrency 应是不小于 1 的整数，收到 {concurrency!r}：请改成 1 或更大")
         if not isinstance(history_bytes, int) or isinstance(history_bytes, bool) or history_bytes < 0:
-            raise ValueError(f"history_bytes 应是不小于 0 的整数（字节数），收到 {history_bytes!r}")
+            raise ValueError(f"history_bytes 应是不小于 0 的整数（字节数），收到 {history_bytes!r}：请改成 0 或正整数")
         for label, plugin in (("parse", parse), ("truncate", truncate), ("retry", retry)):
             if plugin is not None and not callable(plugin):
-                raise ValueError(f"{label} 应是一个函数或 None，收到 {plugin!r}")
-        self.policy = policy if policy is not None else RetryPolicy(max_retries=3 if max_retries is None else max_retries)
+                raise ValueError(f"{label} 应是一个函数或 None，收到 {plugin!r}：请传函数本身（不加括号），或 None")
+        if policy is None:
+            policy = RetryPolicy(max_retries=3 if max_retries is None else max_retries)
+        self.policy = policy
         self.max_retries = self.policy.max_retries
         self.budget = budget
         self.result_max_chars = result_max_chars
@@ -141,14 +125,13 @@ class ToolExecutor:
     # --- one call ---------------------------------------------------------------
     async def execute(self, tool_fn: Callable[..., Any], tool_name: str, /, *args: Any, **kwargs: Any) -> ToolResult:
         """Run one tool (sync or async) with retries; returns a ToolResult, never raises for what the tool
-        does: an exception (GeneratorExit and a CancelledError of its own too) is an error result, and a
-        return value whose own methods raise is shown as far as it can be read, or is an error result.
-        KeyboardInterrupt, SystemExit and a cancellation from outside propagate."""
-        if self.clock is None:  # the common case, without a context manager per call
+        does: an exception (GeneratorExit and a CancelledError of its own too) is an error result, and so is
+        a return value that cannot be read. KeyboardInterrupt, SystemExit and a cancellation from outside
+        propagate. TypeError (in Chinese) for a tool_fn that is not a function."""
+        if not callable(tool_fn):
+            raise TypeError(wording.not_a_tool("execute 的第一个参数", tool_fn))
+        with self._clock_scope():
             result = await self._execute(tool_fn, tool_name, args, kwargs)
-        else:
-            with use_clock(self.clock):
-                result = await self._execute(tool_fn, tool_name, args, kwargs)
         assert result is not None  # no fallback was offered, so the breaker's refusal is a result too
         return result
 
@@ -159,14 +142,13 @@ class ToolExecutor:
         """One call through breaker, retries and budget, as one ToolResult built once.
 
         None when the circuit is open and `fallback` (a tool name) is to answer instead."""
-        clock = get_clock()
-        start = clock.now()
+        start = get_clock().now()
         summary = _args_summary(args, kwargs)
         trial = False
         if self.breaker is not None:
             allowed, trial = self._breaker_allows(name, call_id, start)
             if not allowed:
-                self._emit(ToolEvent("breaker_reject", name, call_id, start, code=ErrorCode.CIRCUIT_OPEN,
+                self._emit(ToolEvent("breaker_reject", name, call_id, start, error_code=ErrorCode.CIRCUIT_OPEN,
                                      fallback=fallback))
                 if fallback is not None:
                     return None
@@ -174,53 +156,47 @@ class ToolExecutor:
                     name, None, wording.circuit_open(name, self.breaker.cooldown),
                     error_type=RETRYABLE, error_code=ErrorCode.CIRCUIT_OPEN, attempts=0, truncated=False,
                     call_id=call_id, started_at=start, args_summary=summary, result_id=self.records.next_id()))
-        on_start, on_attempt, on_budget = self._observers(name, call_id) if self.hooks else (None, None, None)
-        try:
-            if self.retry is None:  # no argument name is reserved: args and kwargs travel as they are
-                outcome = await retry_call(policy or self.policy, tool_fn, args, kwargs, budget=self.budget,
-                                           on_attempt=on_attempt, on_attempt_start=on_start, on_budget=on_budget)
-            else:
-                outcome = await run_retry_plugin(self.retry, policy or self.policy, tool_fn, args, kwargs,
-                                                 on_attempt=on_attempt, on_attempt_start=on_start)
+        outcome: RetryOutcome | None = None
+        try:  # where a tool's value enters the road: the call, and our reading of what it returned
+            outcome = await self._run(tool_fn, args, kwargs, policy or self.policy, name, call_id)
+            result = self._result(name, outcome, kind, start, call_id, summary, note)
         except PluginError as exc:
-            return self._plugin_failed(name, exc, call_id, start, summary)
-        except BaseException as exc:  # the tool's own GeneratorExit, or a CancelledError it made itself
-            if not own_failure(exc):
+            result = self._plugin_failed(name, exc, call_id, start, summary, outcome)
+        except BaseException as exc:  # the tool boundary: a tool fails in any way, or what it returned cannot be read
+            if not own_failure(exc):  # (its own GeneratorExit, a lazily loaded record whose store closed): a result
                 raise
-            info, now = classify_error(exc), clock.now()
-            attempt = Attempt(1, start, now, "error", info.error_type, info.code, info.message)
-            outcome = RetryOutcome(None, info.message, attempts=(attempt,), info=info, elapsed=now - start)
-        error, info, end = outcome.error, outcome.info, clock.now()
+            result = self._failed(name, exc, outcome, call_id, start, summary, note)
         if self.breaker is not None:  # only "the service did not answer" counts against the circuit
-            self._breaker_record(name, call_id, not (error is not None and info is not None and info.retryable),
-                                 end, trial)
-        try:
-            result = self._result(name, outcome, kind, end - start, call_id, start, summary, note)
-        except PluginError as exc:
-            return self._plugin_failed(name, exc, call_id, start, summary, outcome)
-        except Exception as exc:  # a return value even the budgeted renderer cannot read (its __class__ raises)
-            result = ToolResult(name, None, wording.unreadable_output(f"{type(exc).__name__}: {safe_str(exc, 200)}"),
-                                (end - start) * 1000.0, FATAL, len(outcome.attempts), ErrorCode.UNKNOWN,
-                                truncated=False, call_id=call_id, started_at=start, args_summary=summary, note=note,
-                                trace=outcome.attempts, result_id=self.records.next_id())
+            self._breaker_record(name, call_id, result.error_type != RETRYABLE, get_clock().now(), trial)
         return self._finish(result)
 
-    def _result(self, name: str, outcome: RetryOutcome, kind: ToolKind | None, elapsed: float,
-                call_id: str | None, start: float, summary: str, note: str | None) -> ToolResult:
+    async def _run(self, tool_fn: Callable, args: tuple, kwargs: dict, policy: RetryPolicy, name: str,
+                   call_id: str | None) -> RetryOutcome:
+        """The tool's attempts: the retry loop (no argument name is reserved), or the retry plug-in."""
+        on_start, on_attempt, on_budget = self._observers(name, call_id) if self.hooks else (None, None, None)
+        if self.retry is None:
+            return await retry_call(policy, tool_fn, args, kwargs, budget=self.budget, on_attempt=on_attempt,
+                                    on_attempt_start=on_start, on_budget=on_budget)
+        return await run_retry_plugin(self.retry, policy, tool_fn, args, kwargs, on_attempt=on_attempt,
+                                      on_attempt_start=on_start)
+
+    def _result(self, name: str, outcome: RetryOutcome, kind: ToolKind | None, start: float,
+                call_id: str | None, summary: str, note: str | None) -> ToolResult:
         """The ToolResult of a finished outcome, its data through the one budget pass."""
         raw, error, info, missing, error_type, code = outcome.data, outcome.error, outcome.info, None, None, None
-        if error is None and issubclass(type(raw), PartialResult):  # type(): a hostile value's __class__ may raise
+        if error is None and isinstance(raw, PartialResult):
             raw, missing = raw.data, safe_str(raw.missing)
             error, error_type = wording.partial_missing(missing), PARTIAL
         elif error is not None:
             assert info is not None  # the retry loop (or the retry plug-in's check) classified the failure
-            error, error_type, code = redact(error), info.error_type, info.code
+            error, error_type, code = redact(error), info.error_type, info.error_code
         failed = error_type not in (None, PARTIAL)
         # the one budget pass: ToolResult.data is what the model reads, nobody fits it again
         data, truncated = (None, False) if failed and raw is None else self._fit(raw, None if failed else kind)
-        return _new_result(name, data, error, elapsed * 1000.0, error_type, len(outcome.attempts), code, missing,
-                           truncated, raw, call_id, start, summary, note, outcome.attempts, outcome.source,
-                           self.records.next_id())
+        return ToolResult(name, data, error, (get_clock().now() - start) * 1000.0, error_type,
+                          attempts=outcome.attempts, error_code=code, missing=missing, truncated=truncated,
+                          artifact=raw, call_id=call_id, started_at=start, args_summary=summary, note=note,
+                          trace=outcome.trace, source=outcome.source, result_id=self.records.next_id())
 
     def _fit(self, value: Any, kind: ToolKind | None) -> tuple[Any, bool]:
         """(ToolResult.data, truncated) for `value`: the toolkit's fit_and_redact, or the parse / truncate
@@ -231,24 +207,39 @@ class ToolExecutor:
         changed = None
         if self.parse is not None:
             value, changed = apply_parse(self.parse, value, max_chars)
-        # type(), not isinstance(): a hostile value's __class__ may raise anything, CancelledError too
-        if issubclass(type(value), str) and type(value) is not str:
-            value = str.__str__(value)  # a str subclass's own methods are not called
-        if self.truncate is not None and type(value) is str and len(value) > max_chars:
+        if self.truncate is not None and isinstance(value, str) and len(value) > max_chars:
             value, changed = apply_truncate(self.truncate, value, max_chars), True
         if changed is not None:  # the plug-in's value stands
             return redact_value(value), changed
         return fit_and_redact(value, max_chars, kind)
 
+    def _failed(self, name: str, exc: BaseException, outcome: RetryOutcome | None, call_id: str | None,
+                start: float, summary: str, note: str | None) -> ToolResult:
+        """The error ToolResult for a tool that raised past the retry loop (its own GeneratorExit or
+        CancelledError: `outcome` None), or whose return value could not be read."""
+        now = get_clock().now()
+        if outcome is None:
+            info = classify_error(exc)
+            trace: tuple[Attempt, ...] = (Attempt(1, start, now, "error", info.error_type, info.error_code,
+                                                  info.message),)
+            error, error_type, code = info.message, info.error_type, info.error_code
+        else:
+            trace = outcome.trace
+            error = wording.unreadable_output(f"{type(exc).__name__}: {safe_str(exc, 200)}")
+            error_type, code = FATAL, ErrorCode.UNKNOWN
+        return ToolResult(name, None, error, (now - start) * 1000.0, error_type, attempts=len(trace),
+                          error_code=code, truncated=False, call_id=call_id, started_at=start, args_summary=summary,
+                          note=note, trace=trace, result_id=self.records.next_id())
+
     def _plugin_failed(self, name: str, exc: PluginError, call_id: str | None, start: float, summary: str,
-                       outcome: RetryOutcome | None = None) -> ToolResult:
-        """The error ToolResult for a plug-in that raised or returned the wrong type."""
-        return self._finish(ToolResult(
+                       outcome: RetryOutcome | None) -> ToolResult:
+        """The error ToolResult for a plug-in that failed or returned the wrong type."""
+        return ToolResult(
             name, None, exc.message, (get_clock().now() - start) * 1000.0, FATAL,
-            len(outcome.attempts) if outcome is not None else 1, ErrorCode.PLUGIN_ERROR, truncated=False, call_id=call_id,
-            started_at=start, args_summary=summary, note=f"plug-in: {exc.plugin}",
-            trace=outcome.attempts if outcome is not None else (),
-            source=outcome.source if outcome is not None else None, result_id=self.records.next_id()))
+            outcome.attempts if outcome is not None else 1, ErrorCode.PLUGIN_ERROR, truncated=False,
+            call_id=call_id, started_at=start, args_summary=summary, note=f"plug-in: {exc.plugin}",
+            trace=outcome.trace if outcome is not None else (),
+            source=outcome.source if outcome is not None else None, result_id=self.records.next_id())
 
     def _breaker_allows(self, name: str, call_id: str | None, now: float) -> tuple[bool, bool]:
         """(whether the breaker lets the call through, whether it is the half-open trial); the change
@@ -285,13 +276,14 @@ class ToolExecutor:
 
         def on_attempt(attempt: Attempt) -> None:
             self._emit(ToolEvent("attempt_end", name, call_id, attempt.end, attempt.number, attempt.outcome,
-                                 attempt.error_type, attempt.code, record=attempt))
+                                 attempt.error_type, attempt.error_code, record=attempt))
             if attempt.wait_after > 0:
                 self._emit(ToolEvent("wait", name, call_id, attempt.end, attempt.number, wait=attempt.wait_after))
 
         def on_budget(kind: str, cost: int, tokens: int) -> None:
-            self._emit(ToolEvent(f"budget_{kind}", name, call_id, get_clock().now(), current[0],  # type: ignore[arg-type]
-                                 cost=cost, tokens=tokens))
+            event = ToolEvent(f"budget_{kind}", name, call_id, get_clock().now(),  # type: ignore[arg-type]
+                              current[0], cost=cost, tokens=tokens)
+            self._emit(event)
         return on_start, on_attempt, on_budget
 
     def _emit(self, event: ToolEvent) -> None:
@@ -340,11 +332,9 @@ class ToolExecutor:
             assert result is not None
             return result
         if result is None:  # the circuit is open
-            return await self._run_fallback(tool, fallback, args, call, registry,
-                                            wording.fallback_note(tool.name, fallback.name))
+            return await self._run_fallback(tool, fallback, args, call, registry, circuit_open=True)
         if result.status == "error" and result.error_code in UNAVAILABLE_CODES:  # its retries ended on a down service
-            return await self._run_fallback(tool, fallback, args, call, registry,
-                                            wording.fallback_unavailable_note(tool.name, fallback.name))
+            return await self._run_fallback(tool, fallback, args, call, registry, circuit_open=False)
         return result
 
     def _policy_for(self, tool: Tool, args: dict) -> RetryPolicy:
@@ -354,13 +344,15 @@ class ToolExecutor:
         return self.policy
 
     async def _run_fallback(self, tool: Tool, fallback: Tool, args: dict, call: ToolCall,
-                            registry: ToolRegistry, note: str) -> ToolResult:
-        """`tool`'s fallback, under the fallback's own schema and policy; `note` tells the model why."""
+                            registry: ToolRegistry, *, circuit_open: bool) -> ToolResult:
+        """`tool`'s fallback, under the fallback's own schema and policy; the note tells the model why it answers
+        (`circuit_open`, else the tool's service was down after its retries)."""
         checked, problem = registry.check_arguments(fallback, args)
         if problem is not None:
             refused = ToolCall(call.id, fallback.name, call.arguments)
-            return self._refuse(refused, ErrorInfo(problem.error_type, problem.code,
-                                                   wording.fallback_refused(tool.name, fallback.name, problem.message)))
+            why = wording.fallback_refused(tool.name, fallback.name, problem.message, circuit_open)
+            return self._refuse(refused, ErrorInfo(problem.error_type, problem.error_code, why))
+        note = (wording.fallback_note if circuit_open else wording.fallback_unavailable_note)(tool.name, fallback.name)
         assert checked is not None
         result = await self._execute(fallback.fn, fallback.name, (), checked, call_id=call.id, kind=fallback.kind,
                                      policy=self._policy_for(fallback, checked), note=note)
@@ -369,7 +361,7 @@ class ToolExecutor:
 
     def _refuse(self, call: ToolCall, info: ErrorInfo) -> ToolResult:
         return self._finish(ToolResult(call.name or "(unknown)", None, info.message, error_type=info.error_type,
-                                       error_code=info.code, attempts=0, truncated=False, call_id=call.id,
+                                       error_code=info.error_code, attempts=0, truncated=False, call_id=call.id,
                                        started_at=get_clock().now(), args_summary=safe_str(call.arguments, 200),
                                        result_id=self.records.next_id()))
 
@@ -385,12 +377,7 @@ class ToolExecutor:
 
         async def one(call: ToolCall) -> ToolResult:
             async with semaphore:
-                try:
-                    return await self.run_tool_call(call, registry)
-                except BaseException as exc:  # a bug below must not sink the other calls; interrupts do
-                    if not own_failure(exc):
-                        raise
-                    return self._refuse(call, classify_error(exc))
+                return await self.run_tool_call(call, registry)
 
         with self._clock_scope():
             async with asyncio.TaskGroup() as group:
@@ -411,11 +398,11 @@ class ToolExecutor:
         """Write the audit log as JSON Lines to an open text file; returns the line count."""
         return self.records.export_jsonl(file, task_id)
 
-    def read_output(self, result_id: Any, offset: Any = 0, max_chars: int = 2000) -> dict:
+    def read_artifact(self, result_id: Any, offset: Any = 0, max_chars: int = 2000) -> dict:
         """`max_chars` characters of the full output of result `result_id` (ToolResult.result_id) from `offset`,
         as a tool envelope a tool can return to the model as it is; a released or unknown one answers with an
-        error saying so (toolkit.audit.CallRecords.read_output). Never raises."""
-        return self.records.read_output(result_id, offset, max_chars)
+        error saying so (toolkit.audit.CallRecords.read_artifact). Never raises."""
+        return self.records.read_artifact(result_id, offset, max_chars)
 
     def reset(self) -> None:
         """Forget history, kept outputs and statistics."""
@@ -428,12 +415,12 @@ def _release_frames(exc: BaseException) -> None:
     traceback would keep alive past the history's byte budget."""
     tb = exc.__traceback__
     if tb is not None:
-        exc.add_note("Traceback of the hook (kept as text):\n" + "".join(traceback.format_tb(tb.tb_next or tb)).rstrip())
+        frames = "".join(traceback.format_tb(tb.tb_next or tb)).rstrip()
+        exc.add_note("Traceback of the hook (kept as text):\n" + frames)
         exc.__traceback__ = None
 
 
 def _args_summary(args: tuple, kwargs: dict) -> str:
-    if not args and not kwargs:  # the common no-argument call: skip three regex passes
-        return ""
+    """The call's arguments as short, redacted text for the history and the audit log ("" for none)."""
     parts = [safe_str(a, 80) for a in args] + [f"{safe_str(k, 40)}={safe_str(v, 80)}" for k, v in kwargs.items()]
-    return safe_str(", ".join(parts), 200)
+    return safe_str(", ".join(parts), 200) if parts else ""

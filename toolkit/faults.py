@@ -60,6 +60,13 @@ def _exception_for(fault: str, retry_after: float) -> BaseException:
     }[fault]
 
 
+def _known(faults: Iterable[str]) -> None:
+    """ValueError (in Chinese) naming the faults FAULTS does not know."""
+    unknown = [f for f in faults if f not in FAULTS]
+    if unknown:
+        raise ValueError(f"不认识的故障 {unknown}：请从这些里选 {list(FAULTS)}")
+
+
 @dataclass(frozen=True)
 class FaultCall:
     """One call through a FaultyTool: when, which fault, how long it took (clock seconds)."""
@@ -91,18 +98,15 @@ class FaultyTool:
     def set_plan(self, plan: Iterable[str]) -> None:
         """Faults for the next calls, in order; after the plan, rates decide."""
         plan = list(plan)
-        unknown = [f for f in plan if f not in FAULTS]
-        if unknown:
-            raise ValueError(f"unknown fault(s) {unknown}; choose from {list(FAULTS)}")
+        _known(plan)
         self.plan = deque(plan)
 
     def set_rates(self, rates: dict[str, float]) -> None:
         """Probability of each fault per call (the rest is "ok"); must sum to at most 1."""
-        unknown = [f for f in rates if f not in FAULTS]
-        if unknown:
-            raise ValueError(f"unknown fault(s) {unknown}; choose from {list(FAULTS)}")
+        _known(rates)
         if any(not 0 <= p <= 1 for p in rates.values()) or sum(rates.values()) > 1 + 1e-9:
-            raise ValueError(f"rates must be between 0 and 1 and sum to at most 1, got {rates}")
+            raise ValueError(f"rates 里每种故障的概率应在 0 到 1 之间、加起来不超过 1，收到 {rates}：请把概率调小，"
+                             "例如 {\"timeout\": 0.2, \"server_error\": 0.1}")
         self.rates = dict(rates)
 
     def next_fault(self) -> str:

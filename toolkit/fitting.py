@@ -13,12 +13,12 @@ import json
 import math
 from typing import Any, Literal
 
-from .results import INTERRUPTS, safe_str
+from .redaction import safe_str
 from .safety import redact_value
-from .shrink import _bytes_text, _clean, _shrink, dumps, omitted_notes, shrink_json
+from .shrink import bytes_text, clean_text, dumps, fit_json, omitted_notes, shrink_json
 from .truncate import smart_truncate
 
-__all__ = ["fit_for_model", "fit_and_redact", "ToolKind"]
+__all__ = ["fit_for_model", "fit_and_redact", "is_records", "ToolKind"]
 
 ToolKind = Literal["query", "read", "write"]
 
@@ -26,7 +26,8 @@ JSON_TEXT_PARSE_LIMIT = 20_000_000  # longer "JSON-looking" text is cut as text
 STATS_ROWS = 10_000          # query statistics look at most this many rows
 
 
-def _is_records(value: Any) -> bool:
+def is_records(value: Any) -> bool:
+    """Whether `value` is a list of records (dicts), as a query returns: the shape that has a query summary."""
     return isinstance(value, list) and bool(value) and all(isinstance(r, dict) for r in value[:50])
 
 
@@ -67,7 +68,7 @@ def _query_summary(records: list, max_chars: int) -> dict:
     for k in (20, 10, 5, 3, 1, 0):  # as many whole rows as fit unshrunk
         summary["rows"] = records[:k]
         summary["rows_shown"] = min(k, n)
-        if not _shrink(summary, max_chars)[1]:
+        if not fit_json(summary, max_chars)[1]:
             break
     return summary
 
@@ -98,23 +99,12 @@ def fit_for_model(value: Any, max_chars: int, kind: ToolKind | None = None) -> t
     never a marker cut short. fit_and_redact, for the executor, stays within
     max_chars with a shorter whole marker.
     """
-    data, cut = _fitted(value, max_chars, kind, strict=False)
-    if cut and type(data) is str and not issubclass(type(value), str):  # type(): a value's __class__ may raise
+    data, cut = _fit(value, max_chars, kind)
+    if cut and isinstance(data, str) and not isinstance(value, str):
         notes = omitted_notes(value)
         if data in notes[1:]:  # only a shorter marker fitted: the one that says what went, as text does
             return notes[0], True
     return data, cut
-
-
-def _fitted(value: Any, max_chars: int, kind: ToolKind | None, strict: bool) -> tuple[Any, bool]:
-    if value is None or value is True or value is False:  # the common no-data result: nothing to do
-        return value, False
-    try:
-        return _fit(value, max_chars, kind)
-    except BaseException as exc:  # a value whose own methods raise (items(), __len__, ...; GeneratorExit too):
-        if isinstance(exc, INTERRUPTS):  # the renderer reads it part by part
-            raise
-        return _shrink(value, max_chars, strict)
 
 
 def _fit(value: Any, max_chars: int, kind: ToolKind | None) -> tuple[Any, bool]:
@@ -122,25 +112,24 @@ def _fit(value: Any, max_chars: int, kind: ToolKind | None) -> tuple[Any, bool]:
         value = _write_summary(value)
     if isinstance(value, (bytes, bytearray)):
         size = len(value)
-        value = _bytes_text(bytes(value[: max_chars * 4]), size)
-        suffix = f"…（共 {size} 字节）"  # what _bytes_text says after a head: kept whole, after the head that fits
+        value = bytes_text(bytes(value[: max_chars * 4]), size)
+        suffix = f"…（共 {size} 字节）"  # what bytes_text says after a head: kept whole, after the head that fits
         if value.endswith(suffix) and len(value) > max_chars:
-            return _clean(value[: max(max_chars - len(suffix), 0)]) + suffix, True
+            return clean_text(value[: max(max_chars - len(suffix), 0)]) + suffix, True
     if isinstance(value, str):
-        value = value if type(value) is str else str.__str__(value)  # a str subclass's own methods are not called
         text = _parse_text(value, max_chars)
         return text, len(text) != len(value) or text != value
-    if kind == "query" and _is_records(value) and len(value) > 1:
-        shrunk_value, shrunk = _shrink(value, max_chars)
+    if kind == "query" and is_records(value) and len(value) > 1:
+        shrunk_value, shrunk = fit_json(value, max_chars)
         if shrunk:
             return shrink_json(_query_summary(value, max_chars), max_chars), True
         return shrunk_value, False
-    return _shrink(value, max_chars)
+    return fit_json(value, max_chars)
 
 
 def _parse_text(text: str, budget: int) -> str:
     if len(text) <= budget:
-        return _clean(text)
+        return clean_text(text)
     stripped = text.lstrip()
     if stripped[:1] in ("{", "[") and len(text) <= JSON_TEXT_PARSE_LIMIT:
         try:
@@ -150,17 +139,17 @@ def _parse_text(text: str, budget: int) -> str:
     marker_room = 40
     head = max((budget - marker_room) * 2 // 3, 0)
     tail = max(budget - marker_room - head, 0)
-    return _clean(smart_truncate(text, max_chars=budget, keep_head=head, keep_tail=tail))
+    return clean_text(smart_truncate(text, max_chars=budget, keep_head=head, keep_tail=tail))
 
 
 def fit_and_redact(value: Any, max_chars: int, kind: ToolKind | None = None) -> tuple[Any, bool]:
     """(what the model reads of `value`, whether anything was left out): fit_for_model, with a string's
     JSON escapes counted too (a newline is 2 characters in JSON), and anything that looks like a key
-    redacted (redaction only ever shortens). None stays None. A value that cannot be read at all (its own
-    __class__ raises) raises: the road reports it as an error result, not as a success holding a note."""
+    redacted (redaction only ever shortens). None stays None. What reading `value` raises propagates: the
+    executor, where a tool's value enters, makes it an error result."""
     if value is None:
         return None, False
-    data, cut = _fitted(value, max_chars, kind, strict=True)
+    data, cut = _fit(value, max_chars, kind)
     for _ in range(3):
         if not isinstance(data, str) or len(dumps(data)) <= max_chars:
             return redact_value(data), cut

@@ -8,17 +8,17 @@ kind               when, and the fields it fills
 =================  ==================================================================
 attempt_start      attempt number `attempt` begins
 attempt_end        it ended: `outcome` "ok" / "partial" / "error" / "timeout",
-                   `error_type` and `code` on failure, `record` the Attempt
+                   `error_type` and `error_code` on failure, `record` the Attempt
 wait               a backoff of `wait` seconds follows attempt `attempt`
 call_end           the call is finished: `result` its ToolResult, `outcome` its
-                   status, `attempt` the attempt count, `error_type` / `code`
+                   status, `attempt` the attempt count, `error_type` / `error_code`
 breaker_state      the tool's circuit changed: `previous` -> `state`, each
                    "closed" / "open" / "half_open"; on opening, `wait` is the
                    cool-down in seconds. closed -> open after the failure that
                    reaches the threshold; open -> half_open when the first call
                    after the cool-down is let through as the trial; half_open ->
                    closed (the trial got an answer) or -> open (it failed again)
-breaker_reject     the breaker refused a call (`code` CIRCUIT_OPEN); `fallback`
+breaker_reject     the breaker refused a call (`error_code` CIRCUIT_OPEN); `fallback`
                    names the tool that answers instead, or None (it failed fast)
 budget_withdraw    a retry took `cost` tokens from the retry budget; `tokens`
                    are left (`attempt` is the attempt that failed)
@@ -40,13 +40,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal
 
 from .breaker import BreakerState
-from .redaction import INTERRUPTS, safe_str
+from .guard import PluginError, run_plugin
+from .redaction import safe_str
 
 if TYPE_CHECKING:
     from .results import ToolResult
     from .retry import Attempt
 
-__all__ = ["ToolEvent", "EventKind", "BreakerState", "Hook", "HookError", "call_hooks"]
+__all__ = ["ToolEvent", "EventKind", "Hook", "HookError", "call_hooks"]
 
 EventKind = Literal["attempt_start", "attempt_end", "wait", "call_end", "breaker_state", "breaker_reject",
                     "budget_withdraw", "budget_refund", "budget_deny"]
@@ -67,7 +68,7 @@ class ToolEvent:
     attempt: int = 0
     outcome: str | None = None
     error_type: str | None = None
-    code: str | None = None
+    error_code: str | None = None
     wait: float = 0.0
     result: "ToolResult | None" = None
     record: "Attempt | None" = None
@@ -92,17 +93,9 @@ class HookError:
 
 
 def _name(fn: Any) -> str:
-    """A hook's name for HookError; never raises (an object whose attributes raise is named by its type)."""
-    for attr in ("__qualname__", "__name__"):
-        try:
-            name = getattr(fn, attr, None)
-        except BaseException as exc:  # anything a property raises (GeneratorExit too)
-            if isinstance(exc, INTERRUPTS):
-                raise
-            continue
-        if isinstance(name, str) and str.__len__(name):
-            return safe_str(name, 200)
-    return safe_str(type.__dict__["__name__"].__get__(type(fn)), 200)
+    """A hook's name for HookError: its qualified name, else its type's."""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    return safe_str(name, 200)
 
 
 def call_hooks(hooks: Iterable[Callable[[Any], Any]], payload: Any, errors: "deque[HookError] | list[HookError]",
@@ -110,24 +103,21 @@ def call_hooks(hooks: Iterable[Callable[[Any], Any]], payload: Any, errors: "deq
     """Call every hook with `payload`; what one raises is recorded in `errors`, never raised.
 
     A hook that returns an awaitable (an `async def` hook) is refused the same
-    way: hooks run inline, so they must be plain functions. The exception is
-    described with `safe_str`, so one whose `__str__` or `__repr__` raises is
-    recorded too, even when what they raise is a GeneratorExit, a CancelledError or
-    another BaseException (safe_str names the exception by its type then). Only
-    KeyboardInterrupt and SystemExit propagate, whether the hook raises them or
-    its exception's __str__ does: a hook runs inline without awaiting, so a
-    CancelledError or GeneratorExit it raises is its own bug, not a cancellation
-    of the call.
+    way: hooks run inline, so they must be plain functions. A hook is a plug-in
+    (toolkit.guard.run_plugin): a GeneratorExit or a CancelledError of its own is its
+    failure too; KeyboardInterrupt, SystemExit and a cancellation from outside propagate.
     """
     for hook in list(hooks):
         try:
-            value = hook(payload)
-            if inspect.isawaitable(value):
-                close = getattr(value, "close", None)
-                if close is not None:
-                    close()  # no "coroutine was never awaited" warning
-                raise TypeError("a hook must be a plain function, not async: it runs inline with the call")
-        except INTERRUPTS:
-            raise
-        except BaseException as exc:  # noqa: B036 (a hook's own CancelledError is recorded, see above)
-            errors.append(HookError(_name(hook), kind, f"{type(exc).__name__}: {safe_str(exc, 280)}", exc))
+            run_plugin("hook", lambda hook=hook: _plain(hook(payload)))
+        except PluginError as failed:
+            errors.append(HookError(_name(hook), kind, failed.detail, failed.raised or failed))
+
+
+def _plain(value: Any) -> None:
+    """A hook's return value: an awaitable (an `async def` hook) is refused, since hooks run inline."""
+    if inspect.isawaitable(value):
+        close = getattr(value, "close", None)
+        if close is not None:
+            close()  # no "coroutine was never awaited" warning
+        raise TypeError("钩子要是普通函数，不能是 async 函数：它在调用中同步运行，请去掉 async")

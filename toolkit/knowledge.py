@@ -77,9 +77,10 @@ def teach(name: str, knowledge: ToolKnowledge) -> ToolKnowledge:
     Raises ValueError for an empty name and TypeError when knowledge is not a ToolKnowledge.
     """
     if not isinstance(name, str) or not name:
-        raise ValueError(f"teach needs the tool's non-empty name, got {name!r}")
+        raise ValueError(f"teach 需要工具的名字（非空字符串），收到 {name!r}：请写成 teach(\"工具名\", ToolKnowledge(...))")
     if not isinstance(knowledge, ToolKnowledge):
-        raise TypeError(f"teach expects a ToolKnowledge, got {type(knowledge).__name__}")
+        raise TypeError(f"teach 的第二个参数应是 ToolKnowledge，收到 {type(knowledge).__name__}："
+                        "请写成 teach(\"工具名\", ToolKnowledge(required=..., answer_rules=...))")
     with _LOCK:
         _KNOWN[name] = knowledge
     return knowledge

@@ -21,15 +21,14 @@ from typing import Any, Mapping
 
 from . import wording
 from .fitting import fit_and_redact
-from .results import (FATAL, INTERRUPTS, PARTIAL, ErrorCode, PartialResult, ToolResult, classify_error, safe_str,
-                      unwrap_envelope)
+from .redaction import safe_str
+from .results import PARTIAL, PartialResult, ToolResult, classify_error, unwrap_envelope
 from .safety import redact_value, tool_output_warnings
-from .shrink import Unreadable, dumps, shrink_json
-from .task_context import TaskContext, split_task_context, with_task_context  # noqa: F401  (re-exported)
+from .shrink import dumps, shrink_json
+from .task_context import TaskContext, with_task_context
 from .wire import WireFormat, get_format, wrap_result
 
-__all__ = ["format_tool_message", "tool_content", "decision_for_model",
-           "TaskContext", "with_task_context", "split_task_context", "WireFormat", "MESSAGE_MAX_CHARS"]
+__all__ = ["format_tool_message", "tool_content", "decision_for_model", "MESSAGE_MAX_CHARS"]
 
 MESSAGE_MAX_CHARS = 100_000  # a safety net; the executor budgets results long before this
 RAW_MAX_CHARS = MESSAGE_MAX_CHARS // 2  # the budget for a raw value handed to format_tool_message
@@ -38,19 +37,7 @@ _DECISION_FIELDS = ("action", "suggestion")
 
 def _as_result(tool_name: str, result: Any) -> ToolResult:
     """The ToolResult the model reads: a budgeted one as it is; anything else (a raw value, a ToolResult
-    built by hand) with its data budgeted and its texts redacted, once, here. A value that cannot be
-    read at all (its own __class__ raises) is an error result; never raises."""
-    try:
-        return _read_result(tool_name, result)
-    except BaseException as exc:  # anything reading it raised (GeneratorExit too: reading runs inline)
-        if isinstance(exc, INTERRUPTS):
-            raise
-        exc = exc.raised if isinstance(exc, Unreadable) else exc
-        return ToolResult(tool_name, None, wording.unreadable_output(f"{type(exc).__name__}: {safe_str(exc, 200)}"),
-                          error_type=FATAL, error_code=ErrorCode.UNKNOWN, truncated=False)
-
-
-def _read_result(tool_name: str, result: Any) -> ToolResult:
+    built by hand) with its data budgeted and its texts redacted, once, here."""
     if isinstance(result, ToolResult):
         if result.truncated is not None:  # the executor fitted it: nothing to do again
             return result
@@ -60,7 +47,7 @@ def _read_result(tool_name: str, result: Any) -> ToolResult:
                        error_code=redact_value(result.error_code))
     if isinstance(result, BaseException):
         info = classify_error(result)
-        return ToolResult(tool_name, None, info.message, error_type=info.error_type, error_code=info.code,
+        return ToolResult(tool_name, None, info.message, error_type=info.error_type, error_code=info.error_code,
                           truncated=False)
     if isinstance(result, PartialResult):  # what arrived is data; the model must also see what is missing
         missing = safe_str(result.missing)
@@ -70,29 +57,23 @@ def _read_result(tool_name: str, result: Any) -> ToolResult:
     raw, source, info = unwrap_envelope(result)  # a tool's own {status, data, source, error}, opened once
     data, truncated = fit_and_redact(raw, RAW_MAX_CHARS)
     if info is not None:
-        return ToolResult(tool_name, data, info.message, error_type=info.error_type, error_code=info.code,
+        return ToolResult(tool_name, data, info.message, error_type=info.error_type, error_code=info.error_code,
                           truncated=truncated, artifact=raw, source=source)
     return ToolResult(tool_name, data, truncated=truncated, artifact=raw, source=source)
 
 
 def decision_for_model(decision: Any) -> dict | None:
-    """The part of a decision (evaluate_tool_result's dict, or a plug-in's) the model reads:
-    {"action", "suggestion"}, each as bounded, redacted text; None when the decision has neither
-    (or cannot be read: a mapping whose own methods raise). Never raises."""
-    try:
-        if not isinstance(decision, Mapping):
-            return None
-        values = [(key, decision.get(key)) for key in _DECISION_FIELDS]
-    except BaseException as exc:
-        if isinstance(exc, INTERRUPTS):
-            raise
+    """The part of a decision (evaluate_tool_result's Decision, or a plug-in's dict) the model reads:
+    {"action", "suggestion"}, each as bounded, redacted text; None when the decision has neither."""
+    if not isinstance(decision, Mapping):
         return None
-    shown = {key: text for key, value in values if value is not None and (text := safe_str(value, 300))}
+    shown = {key: text for key in _DECISION_FIELDS
+             if (value := decision.get(key)) is not None and (text := safe_str(value, 300))}
     return shown or None
 
 
 def tool_content(result: ToolResult, decision: Any = None) -> str:
-    """The JSON text the model reads for one result (and the road's `decision` about it); never raises."""
+    """The JSON text the model reads for one result (and the road's `decision` about it)."""
     result = _as_result(result.name, result)
     payload: dict[str, Any] = {
         "status": result.status,
@@ -120,9 +101,8 @@ def tool_content(result: ToolResult, decision: Any = None) -> str:
         text.encode("utf-8")  # a lone surrogate could not be sent to the model API
         if len(text) <= MESSAGE_MAX_CHARS:
             return text
-    except BaseException as exc:  # data json cannot serialize or whose own methods raise (anything);
-        if isinstance(exc, INTERRUPTS):  # UnicodeEncodeError too
-            raise
+    except (TypeError, ValueError):  # data json cannot serialize in a ToolResult built by hand; a lone surrogate
+        pass
     # a ToolResult built by hand around data json cannot send: shown as faithful JSON text, the other fields kept
     payload["result"] = shrink_json(payload["result"], RAW_MAX_CHARS)
     return dumps(shrink_json(payload, MESSAGE_MAX_CHARS))
@@ -140,11 +120,9 @@ def format_tool_message(tool_name: str, tool_call_id: str, result: Any,
     Any format registered with toolkit.wire.register_format works the same way.
     `result` is a ToolResult (the executor's is sent as it is; one built by
     hand is budgeted and redacted here); a plain value counts as success and an
-    exception as a failure, and is budgeted and redacted here. `decision` (evaluate_tool_result's dict)
+    exception as a failure, and is budgeted and redacted here. `decision` (evaluate_tool_result's Decision)
     adds {"action", "suggestion"} as the content's "decision". Data json cannot
-    serialize is shown as faithful text, so this never raises for any result,
-    whatever its own methods raise (GeneratorExit included; only KeyboardInterrupt
-    and SystemExit propagate). A format whose result_message fails on a result
+    serialize is shown as faithful text. A format whose result_message fails on a result
     gets an error result in its own shape instead (toolkit.wire.wrap_result).
     Raises ValueError for an unknown fmt, an empty tool_call_id (the model
     could not match the result to its call), and a format that cannot write

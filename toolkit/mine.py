@@ -187,9 +187,9 @@ def save(slot: str, fn: Callable, *helpers: Callable, anyway: bool = False) -> P
     defined in another cell.
     """
     if slot not in SLOTS:
-        raise ValueError(f"没有叫 {slot!r} 的位置；可以保存的位置：{', '.join(SLOTS)}")
+        raise ValueError(f"没有叫 {slot!r} 的位置：请从这些位置里选一个：{', '.join(SLOTS)}")
     if not callable(fn):
-        raise ValueError(f"save 的第二个参数应该是函数或类，收到的是 {type(fn).__name__}")
+        raise ValueError(f"save 的第二个参数应该是函数或类，收到的是 {type(fn).__name__}：请传函数本身（不加括号）")
     if os.environ.get(CHECK_DEFER_ENV) == "1":
         return None
     source, name = _source_of(fn, helpers), fn.__name__
@@ -260,7 +260,7 @@ def load(*slots: str) -> dict[str, Piece]:
     problem, never a raise. ValueError (in Chinese) for a slot name that does not exist."""
     for slot in slots:
         if slot not in SLOTS:
-            raise ValueError(f"没有叫 {slot!r} 的位置；可以读取的位置：{', '.join(SLOTS)}")
+            raise ValueError(f"没有叫 {slot!r} 的位置：请从这些位置里选：{', '.join(SLOTS)}")
     pieces = {}
     for slot in slots or tuple(SLOTS):
         path = folder() / f"{slot}.py"
@@ -274,7 +274,7 @@ def load(*slots: str) -> dict[str, Piece]:
             fn = getattr(_load_file(path), "PIECE", None)
         except KeyboardInterrupt:
             raise
-        except BaseException as exc:  # a student's file may raise anything at import, even SyntaxError or sys.exit()
+        except BaseException as exc:  # the student's-file boundary: it may raise anything at import, sys.exit() too
             where_ = f"第 {exc.lineno} 行" if isinstance(exc, SyntaxError) and exc.lineno else ""
             why = ("调用了 sys.exit()" if isinstance(exc, SystemExit) else
                    "它用 pieces() 或 load() 读了它自己" if isinstance(exc, _LoadsItself) else type(exc).__name__)
@@ -317,7 +317,8 @@ def toolkit_piece(slot: str) -> Callable[..., Any]:
     if slot == "executor":
         from .executor import ToolExecutor
         return ToolExecutor
-    raise ValueError(f"{slot!r} 没有 toolkit 的替身：可以用 {', '.join(s for s in SLOTS if s not in ('loop', 'check'))}")
+    stand_ins = ", ".join(s for s in SLOTS if s not in ("loop", "check"))
+    raise ValueError(f"{slot!r} 没有 toolkit 的替身：请从有替身的位置里选：{stand_ins}")
 
 
 class Pieces:

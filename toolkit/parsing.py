@@ -14,9 +14,10 @@ import itertools
 import math
 from typing import Any, Literal
 
-from .fitting import ToolKind, _is_records, fit_for_model
-from .results import INTERRUPTS, PartialResult, ToolResult, classify_error, error_from_envelope, safe_str
-from .shrink import _clean, dumps
+from .fitting import ToolKind, fit_for_model, is_records
+from .redaction import safe_str
+from .results import PartialResult, ToolResult, classify_error, error_from_envelope
+from .shrink import clean_text, dumps
 
 __all__ = ["parse_tool_result", "to_markdown_table", "estimate_tokens", "CHARS_PER_TOKEN"]
 
@@ -24,7 +25,11 @@ CHARS_PER_TOKEN = 4          # the original course's rough rule, for ASCII text
 
 
 def estimate_tokens(text: str) -> int:
-    """Rough token count: 4 ASCII characters or 1 CJK character ≈ 1 token."""
+    """Rough token count: 4 ASCII characters or 1 CJK character ≈ 1 token. TypeError (in Chinese) for a value
+    that is not text."""
+    if not isinstance(text, str):
+        raise TypeError(f"estimate_tokens 估算的是一段文字，收到 {type(text).__name__}：请先把它转成文字，"
+                        "例如 estimate_tokens(json.dumps(value, ensure_ascii=False))")
     ascii_count = len(text.encode("ascii", "ignore"))  # = characters below 128, at C speed
     return math.ceil(ascii_count / CHARS_PER_TOKEN + (len(text) - ascii_count))
 
@@ -85,20 +90,19 @@ def parse_tool_result(result: Any, max_tokens: int = 2000, kind: ToolKind | None
     up to 15 tokens. Chinese text needs about 40 tokens before any of its
     characters survive the marker.
 
-    Never raises for any `result`; raises ValueError for max_tokens < 1 or an
-    unknown kind/style.
+    Raises ValueError (in Chinese) for max_tokens < 1 or an unknown kind/style.
     """
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
-        raise ValueError(f"max_tokens 是 token 预算，应该是不小于 1 的整数（例如 500），收到的是 {max_tokens!r}")
+        raise ValueError(f"max_tokens 是 token 预算，应该是不小于 1 的整数（例如 500），收到的是 {max_tokens!r}：请改成 1 或更大")
     if kind not in (None, "query", "read", "write"):
-        raise ValueError(f"kind 只能是 None、'query'（查询）、'read'（读取）或 'write'（写入），收到的是 {kind!r}")
+        raise ValueError(f"kind 只能是 None、'query'（查询）、'read'（读取）或 'write'（写入），收到的是 {kind!r}：请改成其中之一")
     if style not in ("json", "markdown"):
-        raise ValueError(f"style 只能是 'json' 或 'markdown'，收到的是 {style!r}")
+        raise ValueError(f"style 只能是 'json' 或 'markdown'，收到的是 {style!r}：请改成其中之一")
     if kind == "read" and context_tokens:
         max_tokens = max(1, min(max_tokens, int(context_tokens * read_share)))
     budget = max_tokens * CHARS_PER_TOKEN
     for _ in range(24):  # shrink the character budget until the token estimate fits
-        text = _clean(_parse_any(result, budget, kind, style))  # no lone surrogate reaches the model
+        text = clean_text(_parse(result, budget, kind, style))  # no lone surrogate reaches the model
         tokens = estimate_tokens(text) if len(text) < 4 * budget else max_tokens + 1
         if tokens <= max_tokens:
             return text
@@ -127,20 +131,10 @@ def _with_missing(missing: Any, data: Any, budget: int, kind: ToolKind | None, s
     return f"{note}\n{_parse(data, max(budget - len(note) - 1, 1), kind, style)}"
 
 
-def _parse_any(result: Any, budget: int, kind: ToolKind | None, style: str) -> str:
-    try:
-        return _parse(result, budget, kind, style)
-    except BaseException as exc:  # a value whose own methods raise anything (its __class__ too; GeneratorExit
-        if isinstance(exc, INTERRUPTS):  # as well): the budgeted renderer reads it
-            raise
-        data, _ = fit_for_model(result, budget)
-        return data if isinstance(data, str) else dumps(data)
-
-
 def _parse(result: Any, budget: int, kind: ToolKind | None, style: str) -> str:
     if isinstance(result, BaseException):
         info = classify_error(result)
-        return _cut(_error_text(info.code, info.message, info.error_type), budget)
+        return _cut(_error_text(info.error_code, info.message, info.error_type), budget)
     if isinstance(result, ToolResult):
         if result.status == "error":
             return _cut(_error_text(result.error_code, safe_str(result.error), result.error_type), budget)
@@ -151,8 +145,8 @@ def _parse(result: Any, budget: int, kind: ToolKind | None, style: str) -> str:
         return _with_missing(result.missing, result.data, budget, kind, style)
     envelope = error_from_envelope(result)
     if envelope is not None:
-        return _cut(_error_text(envelope.code, envelope.message, envelope.error_type), budget)
-    if style == "markdown" and _is_records(result):
+        return _cut(_error_text(envelope.error_code, envelope.message, envelope.error_type), budget)
+    if style == "markdown" and is_records(result):
         table = to_markdown_table(result)
         if len(table) <= budget:
             return table

@@ -3,14 +3,14 @@ a plug-in returns.
 
 `ToolExecutor(parse=..., truncate=..., retry=...)` runs the student's piece
 through the adapters here, and `plugin_message` checks what run_agent's
-format_message plug-in returns before the model reads it. Each adapter checks
-what the function returns; a function that raises or returns the wrong type
-becomes a `PluginError`, which the executor turns into an error ToolResult
-with error_code PLUGIN_ERROR naming the plug-in. A student's bug never becomes an exception in the notebook:
-"raises" means any BaseException but KeyboardInterrupt, SystemExit and a
-cancellation from outside (`own_failure`), so a GeneratorExit, or a retry that
-cancels its own slow attempt and lets the CancelledError out, is the plug-in's
-failure too. What a plug-in returns is then treated like a tool's output.
+format_message returns before the model reads it. Each adapter runs the piece
+under toolkit.guard.run_plugin: a plug-in that fails in any way, while it runs
+or while the toolkit reads what it returned (the wrong type, a value json
+refuses), becomes a `PluginError`, which the executor turns into an error
+ToolResult with error_code PLUGIN_ERROR naming the plug-in. The retry plug-in
+runs in a task of its own, so a retry that cancels its own slow attempt and lets
+the CancelledError out fails like any other. What a plug-in returns is then
+treated like a tool's output.
 """
 from __future__ import annotations
 
@@ -18,18 +18,19 @@ import asyncio
 import inspect
 import json
 from dataclasses import replace
-from typing import Any, Awaitable, Callable, Union
+from typing import Any, Awaitable, Callable, TypeVar, Union
 
 from . import wording
 from .clock import get_clock
 from .fitting import fit_for_model
-from .results import FATAL, INTERRUPTS, ErrorCode, ErrorInfo, PartialResult, classify_error, safe_str, unwrap_envelope
-from .retry import Attempt, RetryOutcome, RetryPolicy, is_awaitable
+from .guard import PluginError, cancelled_from_outside, failed, own_failure, run_plugin
+from .results import FATAL, ErrorCode, ErrorInfo, PartialResult, classify_error, unwrap_envelope
+from .retry import Attempt, RetryOutcome, RetryPolicy
 from .safety import redact_value, tool_output_warnings
 from .shrink import dumps, shrink_json
 
-__all__ = ["ParseFn", "TruncateFn", "RetryFn", "PluginError", "apply_parse", "apply_truncate", "run_retry_plugin",
-           "own_failure", "cancelled_from_outside", "is_awaitable", "plugin_message", "DECISION_MARK", "MESSAGE_FIELDS_CHARS"]
+__all__ = ["ParseFn", "TruncateFn", "RetryFn", "apply_parse", "apply_truncate", "run_retry_plugin", "plugin_message",
+           "DECISION_MARK", "MESSAGE_FIELDS_CHARS"]
 
 MESSAGE_FIELDS_CHARS = 2000  # a plug-in's tool message may hold the result's budget plus this much around it
 
@@ -40,60 +41,17 @@ TruncateFn = Callable[[str, int], str]
 RetryFn = Callable[..., Union[tuple, Awaitable[tuple]]]
 """retry(tool_fn, *args, max_retries=N, **kwargs) -> (result, error), sync or async."""
 
-
-class PluginError(Exception):
-    """A plug-in raised or returned the wrong type; `message` is the model-facing Chinese text."""
-
-    def __init__(self, plugin: str, message: str) -> None:
-        super().__init__(message)
-        self.plugin = plugin
-        self.message = message
-
-
-def cancelled_from_outside() -> bool:
-    """Whether the running asyncio task has been asked to stop (Task.cancel: Ctrl-C, a caller's timeout,
-    a cancelled batch); False outside a task."""
-    try:
-        task = asyncio.current_task()
-    except RuntimeError:  # no event loop running: nothing can cancel this code from outside
-        return False
-    return task is not None and task.cancelling() > 0
-
-
-def own_failure(exc: BaseException) -> bool:
-    """Whether `exc`, raised by a student's code (a plug-in, a tool), is that code's own failure, to become an
-    error result: every exception, GeneratorExit and a CancelledError the code made itself (a retry that
-    cancels its own slow attempt). Not KeyboardInterrupt, SystemExit, nor a CancelledError while the running
-    task is being cancelled from outside (Task.cancelling() > 0, Python 3.11): those must propagate."""
-    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-        return False
-    return not (isinstance(exc, asyncio.CancelledError) and cancelled_from_outside())
-
-
-def _raised(plugin: str, exc: BaseException) -> PluginError:
-    return PluginError(plugin, wording.plugin_failed(plugin, f"{type(exc).__name__}: {safe_str(exc, 200)}"))
+T = TypeVar("T")
 
 
 def _wrong(plugin: str, expected: str, got: Any) -> PluginError:
-    awaitable = is_awaitable(got)
-    try:
-        if awaitable and callable(close := getattr(got, "close", None)):
-            close()  # no "coroutine was never awaited" warning
-    except BaseException as exc:
-        if isinstance(exc, INTERRUPTS):
-            raise
-    got_text = "未等待的协程（缺少 await）" if awaitable else _type_name(got)
-    return PluginError(plugin, wording.plugin_wrong_type(plugin, expected, got_text))
-
-
-def _type_name(value: Any) -> str:
-    """The name of `value`'s type, for a message; never raises."""
-    try:
-        return safe_str(type.__dict__["__name__"].__get__(type(value)), 60)  # no metaclass property runs
-    except BaseException as exc:
-        if isinstance(exc, INTERRUPTS):
-            raise
-        return "?"
+    if inspect.isawaitable(got):
+        if inspect.iscoroutine(got):
+            got.close()  # no "coroutine was never awaited" warning
+        shown = "未等待的协程（缺少 await）"
+    else:
+        shown = type(got).__name__
+    return PluginError(plugin, wording.plugin_wrong_type(plugin, expected, shown))
 
 
 def apply_parse(parse: ParseFn, raw: Any, max_chars: int) -> tuple[Any, bool]:
@@ -101,61 +59,35 @@ def apply_parse(parse: ParseFn, raw: Any, max_chars: int) -> tuple[Any, bool]:
     (a string's length, any other value's JSON length). Returns (the value as
     plain data: a str, or what its JSON reads back as, so none of the plug-in's
     own objects travels on; whether it differs from `raw`). Raises PluginError."""
-    try:
-        value = parse(raw, max_chars)
-    except BaseException as exc:
-        if not own_failure(exc):
-            raise
-        raise _raised("parse", exc) from exc
-    try:
-        if inspect.isawaitable(value):
-            raise _wrong("parse", "可以转成 JSON 的值", value)
-        changed = not _equal(value, raw)
-        if isinstance(value, str):
-            value = str.__str__(value)  # a str subclass's own methods are not called again
-            size = len(value)
-        else:
+    return run_plugin("parse", lambda: _parsed(parse(raw, max_chars), raw, max_chars))
+
+
+def _parsed(value: Any, raw: Any, max_chars: int) -> tuple[Any, bool]:
+    if inspect.isawaitable(value):
+        raise _wrong("parse", "可以转成 JSON 的值", value)
+    changed = not (value is raw or value == raw)
+    if isinstance(value, str):
+        size = len(value)
+    else:
+        try:
             text = json.dumps(value, ensure_ascii=False, allow_nan=False)
-            value, size = json.loads(text), len(text)
-    except PluginError:
-        raise
-    except BaseException as exc:  # not JSON, or a value whose own methods raise (anything: it runs inline)
-        if isinstance(exc, INTERRUPTS):
-            raise
-        raise _wrong("parse", "可以转成 JSON 的值", value) from None
+        except (TypeError, ValueError, RecursionError):
+            raise _wrong("parse", "可以转成 JSON 的值", value) from None
+        value, size = json.loads(text), len(text)
     if size > max_chars:
         raise PluginError("parse", wording.plugin_wrong_type("parse", f"{max_chars} 个字符以内的结果",
                                                              f"{size} 个字符"))
     return value, changed
 
 
-def _equal(a: Any, b: Any) -> bool:
-    """a is b, or equal; False when comparing raises (a plug-in's odd value)."""
-    try:
-        return a is b or bool(a == b)
-    except BaseException as exc:
-        if isinstance(exc, INTERRUPTS):
-            raise
-        return False
-
-
 def apply_truncate(truncate: TruncateFn, text: str, max_chars: int) -> str:
     """truncate(text, max_chars), checked: a str of at most max_chars characters. Raises PluginError."""
-    try:
-        cut = truncate(text, max_chars)
-    except BaseException as exc:
-        if not own_failure(exc):
-            raise
-        raise _raised("truncate", exc) from exc
-    try:
-        is_text = isinstance(cut, str)
-    except BaseException as exc:  # a value whose __class__ raises
-        if isinstance(exc, INTERRUPTS):
-            raise
-        is_text = False
-    if not is_text:
+    return run_plugin("truncate", lambda: _truncated(truncate(text, max_chars), max_chars))
+
+
+def _truncated(cut: Any, max_chars: int) -> str:
+    if not isinstance(cut, str):
         raise _wrong("truncate", "字符串 str", cut)
-    cut = str.__str__(cut)  # a str subclass's own methods are not called
     if len(cut) > max_chars:
         raise PluginError("truncate", wording.plugin_wrong_type("truncate", f"不超过 {max_chars} 个字符的字符串",
                                                                 f"{len(cut)} 个字符"))
@@ -205,10 +137,10 @@ class _Counted:
             self.last_value, self.last_opened = value, unwrap_envelope(value)
         info = classify_error(exc) if exc is not None else self.last_opened[2]
         if info is None:
-            attempt = Attempt(n, t0, get_clock().now(), "partial" if issubclass(type(value), PartialResult) else "ok")
+            attempt = Attempt(n, t0, get_clock().now(), "partial" if isinstance(value, PartialResult) else "ok")
         else:
-            attempt = Attempt(n, t0, get_clock().now(), "timeout" if info.code == ErrorCode.TIMEOUT else "error",
-                              info.error_type, info.code, info.message)
+            attempt = Attempt(n, t0, get_clock().now(), "timeout" if info.error_code == ErrorCode.TIMEOUT else "error",
+                              info.error_type, info.error_code, info.message)
         self.attempts.append(attempt)
         if self.on_end is not None:
             self.on_end(attempt)
@@ -222,59 +154,57 @@ async def run_retry_plugin(retry: RetryFn, policy: RetryPolicy, tool_fn: Callabl
     The tool it receives records each call, so the outcome has attempts (with
     the gaps between them as waits) like call_tool_with_retry's. A tool
     argument named tool_fn or max_retries is passed inside a closure instead.
-    Raises PluginError when retry raises or does not return (result, error)
+    Raises PluginError when retry fails or does not return (result, error)
     with error None or a str.
     """
     start = get_clock().now()
     counted = _Counted(tool_fn, on_attempt_start, on_attempt)
     try:
-        value = await _in_own_task(_call_retry(retry, policy, counted, args, kwargs))
-        try:
-            return _outcome(counted, value, start)
-        except PluginError:
-            raise
-        except BaseException as exc:  # a returned value whose own methods raise (a tuple whose __len__ does)
-            if isinstance(exc, INTERRUPTS):
-                raise
-            raise _wrong("retry", "(result, error) 二元组", value) from None
+        return await _in_own_task(_retried(retry, policy, counted, args, kwargs, start))
     finally:
         for pending in counted.awaitables:  # a sync retry around an async tool never awaits it
             if inspect.iscoroutine(pending) and inspect.getcoroutinestate(pending) == inspect.CORO_CREATED:
                 pending.close()
 
 
-async def _in_own_task(work: Awaitable[Any]) -> Any:
-    """Await `work` in a task of its own, so a retry plug-in that cancels the task it runs in
-    (`asyncio.current_task().cancel()`) cancels that task, not the caller's.
+async def _retried(retry: RetryFn, policy: RetryPolicy, counted: "_Counted", args: tuple, kwargs: dict,
+                   start: float) -> RetryOutcome:
+    """The retry plug-in called (and awaited when it is async), and what it returned checked."""
+    if "tool_fn" in kwargs or "max_retries" in kwargs:
+        value = retry(lambda: counted(*args, **kwargs), max_retries=policy.max_retries)
+    else:
+        value = retry(counted, *args, max_retries=policy.max_retries, **kwargs)
+    if inspect.isawaitable(value):
+        value = await value
+    return _outcome(counted, value, start)
 
-    Task.cancelling() cannot tell such a cancel from one from outside when both
-    hit the same task; here they hit different tasks. The plug-in's task ending
-    cancelled while the caller's task is not being cancelled (cancelling() == 0)
-    is the plug-in's own doing: a PluginError. A cancellation from outside
-    reaches the caller's task, which cancels the plug-in's task in turn, and
-    propagates (a caller's asyncio.timeout still becomes TimeoutError)."""
-    task = asyncio.ensure_future(work)  # copies the context: the clock (use_clock) goes along
+
+async def _in_own_task(work: Awaitable[T]) -> T:
+    """Await the retry plug-in's `work` in a task of its own, as run_plugin runs a sync plug-in: what fails
+    there becomes a PluginError, raised inside the task (asyncio lets a BaseException that is not an Exception
+    out of the event loop itself). Its own task, so a retry that cancels the task it runs in
+    (`asyncio.current_task().cancel()`) cancels that task, not the caller's: Task.cancelling() cannot tell such
+    a cancel from one from outside when both hit the same task. A cancellation from outside reaches the
+    caller's task, which cancels the plug-in's task in turn, and propagates (a caller's asyncio.timeout still
+    becomes TimeoutError)."""
+    task = asyncio.ensure_future(_guarded(work))  # copies the context: the clock (use_clock) goes along
     try:
         return await task
-    except asyncio.CancelledError as exc:
+    except asyncio.CancelledError:
         if cancelled_from_outside() or not task.cancelled():
             raise
-        raise _raised("retry", exc) from None
+        raise failed("retry", asyncio.CancelledError()) from None  # the plug-in cancelled its own task
 
 
-async def _call_retry(retry: RetryFn, policy: RetryPolicy, counted: "_Counted", args: tuple, kwargs: dict) -> Any:
+async def _guarded(work: Awaitable[T]) -> T:
     try:
-        if "tool_fn" in kwargs or "max_retries" in kwargs:
-            value = retry(lambda: counted(*args, **kwargs), max_retries=policy.max_retries)
-        else:
-            value = retry(counted, *args, max_retries=policy.max_retries, **kwargs)
-        if inspect.isawaitable(value):
-            value = await value
-    except BaseException as exc:  # a retry that cancels its own attempt and lets CancelledError out fails here
+        return await work
+    except PluginError:
+        raise
+    except BaseException as exc:  # the plug-in boundary, awaited: the retry fails in any way (GeneratorExit too)
         if not own_failure(exc):
             raise
-        raise _raised("retry", exc) from exc
-    return value
+        raise failed("retry", exc) from exc
 
 
 def _outcome(counted: "_Counted", value: Any, start: float) -> RetryOutcome:
@@ -286,7 +216,8 @@ def _outcome(counted: "_Counted", value: Any, start: float) -> RetryOutcome:
         raise _wrong("retry", "(result, error)，error 为 None 或字符串", error)
     if inspect.isawaitable(result):
         raise _wrong("retry", "(result, error)，result 是工具的返回值", result)
-    attempts = [replace(a, wait_after=max(b.start - a.end, 0.0)) for a, b in zip(counted.attempts, counted.attempts[1:])]
+    attempts = [replace(a, wait_after=max(b.start - a.end, 0.0))
+                for a, b in zip(counted.attempts, counted.attempts[1:])]
     attempts += counted.attempts[len(attempts):]
     # the tool's last answer was opened when it came; a value the retry made up is opened here
     data, source, opened = counted.last_opened if result is counted.last_value else unwrap_envelope(result)
@@ -298,8 +229,8 @@ def _outcome(counted: "_Counted", value: Any, start: float) -> RetryOutcome:
             found = classify_error(counted.last_exception)
         else:
             found = opened or ErrorInfo(FATAL, ErrorCode.TOOL_ERROR, error)
-        info = ErrorInfo(found.error_type, found.code, error, found.retry_after)
-    return RetryOutcome(result, error, attempts=attempts, info=info, elapsed=get_clock().now() - start,
+        info = ErrorInfo(found.error_type, found.error_code, error, found.retry_after)
+    return RetryOutcome(result, error, trace=attempts, info=info, elapsed=get_clock().now() - start,
                         data=data, source=source)
 
 
@@ -321,21 +252,13 @@ def plugin_message(message: Any, call_id: str, max_chars: int, decision: dict | 
     `[DECISION] {...}`; room for it is kept within `max_chars`. Raises TypeError (in Chinese)
     when `message` is not a dict with a text "content".
     """
-    content, got = None, _type_name(message)
-    try:
-        if isinstance(message, dict):
-            content = dict.get(message, "content")
-            got = f"content 为 {_type_name(content)} 的 dict"
-        is_text = isinstance(content, str)
-    except BaseException as exc:  # a value whose own methods raise
-        if isinstance(exc, INTERRUPTS):
-            raise
-        is_text = False
-    if not is_text:
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, str):
+        got = f"content 为 {type(content).__name__} 的 dict" if isinstance(message, dict) else type(message).__name__
         raise TypeError(f"format_message 应返回带 content 字符串的消息 dict（{{\"role\": \"tool\", "
                         f"\"tool_call_id\": …, \"content\": …}}），实际返回了 {got}")
     field = None if decision is None else json.dumps(decision, ensure_ascii=False)  # the decision, not tool data
-    text, _ = fit_for_model(str.__str__(content), max(1, max_chars - (0 if field is None else len(field) + 16)))
+    text, _ = fit_for_model(content, max(1, max_chars - (0 if field is None else len(field) + 16)))
     try:
         parsed = json.loads(text) if text.lstrip()[:1] == "{" else None
     except (ValueError, RecursionError):

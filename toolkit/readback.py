@@ -54,7 +54,7 @@ def read_tool_value(value: Any) -> ToolReading:
         return inner if inner.failed else replace(reading, data=inner.data)  # a hand-made ToolResult(name, envelope)
     data, _, info = unwrap_envelope(value)
     if info is not None:
-        return ToolReading("error", data, info.message, info.code, info.error_type)
+        return ToolReading("error", data, info.message, info.error_code, info.error_type)
     return ToolReading("success", data)
 
 

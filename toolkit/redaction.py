@@ -10,13 +10,7 @@ import re
 import reprlib
 from typing import Any
 
-__all__ = ["redact", "safe_str", "safe_repr", "SECRET_FIELD", "REDACT_MARGIN", "INTERRUPTS"]
-
-# What reading a hostile value may let propagate: only these. Reading runs synchronously (no await), so a
-# GeneratorExit, a CancelledError or any other BaseException raised by a value's own __str__, items(),
-# __len__ ... is that value's bug, never a cancellation of the caller: it is caught like an Exception
-# (`except BaseException as exc: if isinstance(exc, INTERRUPTS): raise`).
-INTERRUPTS = (KeyboardInterrupt, SystemExit)
+__all__ = ["redact", "safe_str", "safe_repr", "SECRET_FIELD", "REDACT_MARGIN"]
 
 # Each pattern masks the secret itself and keeps what names it ("api_key=***"), so a reader
 # still sees what was there. The shapes: provider key prefixes, auth schemes (Bearer,
@@ -94,28 +88,19 @@ def _window(text: str, limit: int) -> str:
     return text[: space if space > limit else end]
 
 
-def _type_name(obj: Any) -> str:
-    """The name of obj's type as the type itself holds it (a metaclass's __name__ property is not called)."""
-    name = type.__dict__["__name__"].__get__(type(obj))
-    return name if isinstance(name, str) else "?"
-
-
 def safe_str(obj: Any, limit: int = 500) -> str:
-    """str(obj) that never raises, is redacted and at most `limit` characters ("…" marks a cut).
+    """str(obj), redacted and at most `limit` characters ("…" marks a cut); never raises for an Exception.
 
     Only the first `limit` + REDACT_MARGIN characters are redacted and kept,
     so the cost is bounded by `limit`, not by the size of the text. A `limit`
-    below 1 counts as 1. An object whose __str__ raises anything but
-    KeyboardInterrupt or SystemExit (GeneratorExit and CancelledError too) is
-    named by its type; those two propagate.
+    below 1 counts as 1. An object whose __str__ raises an Exception (a tool's
+    exception describing a closed resource, say) is named by its type.
     """
     limit = max(limit, 1)
     try:
-        text = str.__str__(str(obj))  # a str subclass (its own encode, __len__...) is read as a plain str
-    except BaseException as exc:  # an object whose __str__ raises still gets a name
-        if isinstance(exc, INTERRUPTS):
-            raise
-        text = f"<{_type_name(obj)} 对象，无法转为文字>"
+        text = str(obj)
+    except Exception:
+        text = f"<{type(obj).__name__} 对象，无法转为文字>"
     window = _window(text, limit)
     shown = redact(window.encode("utf-8", "replace").decode("utf-8"))
     if len(shown) <= limit and len(window) == len(text):
@@ -130,13 +115,15 @@ class _SafeRepr(reprlib.Repr):
     def repr_str(self, x: str, level: int) -> str:
         return repr(safe_str(x, self.maxstring))
 
+    def repr_int(self, x: int, level: int) -> str:
+        bits = x.bit_length()  # repr() refuses an int over 4,300 digits, and is slow long before that
+        return repr(x) if bits <= 3000 else f"<约 {int(bits * 0.30103) + 1} 位的整数>"
+
     def repr_instance(self, x: Any, level: int) -> str:
         try:
             text = repr(x)
-        except BaseException as exc:
-            if isinstance(exc, INTERRUPTS):
-                raise
-            text = f"<{_type_name(x)} 对象>"
+        except Exception:  # as reprlib's own: an object whose repr fails is named by its type
+            text = f"<{type(x).__name__} 对象>"
         return safe_str(text, self.maxother)
 
 
@@ -147,13 +134,6 @@ _REPR.maxlevel = 3
 
 
 def safe_repr(obj: Any, limit: int = 300) -> str:
-    """repr(obj) for a repr of our own (ToolResult's): bounded (reprlib's limits, then `limit` characters),
-    redacted, and never raising (an object whose __repr__ raises anything but an interrupt is named by its
-    type). A megabyte string costs its first characters, not its length."""
-    try:
-        text = _REPR.repr(obj)
-    except BaseException as exc:
-        if isinstance(exc, INTERRUPTS):
-            raise
-        text = f"<{_type_name(obj)} 对象>"
-    return safe_str(text, limit)
+    """repr(obj) for a repr of our own (ToolResult's): bounded (reprlib's limits, then `limit` characters) and
+    redacted. A megabyte string costs its first characters, not its length."""
+    return safe_str(_REPR.repr(obj), limit)

@@ -5,30 +5,27 @@ adds a tool; `registry.tools(fmt)` is the request's tools list in any wire forma
 (toolkit.wire); `check_arguments` checks a call's decoded arguments against the
 tool's schema (jsonschema, loaded on first use) and says in Chinese what is wrong.
 
-A schema's `pattern` and `patternProperties` are applied to what the model sent,
-so they see untrusted text: jsonschema would apply them with Python's `re`, whose
-backtracking takes exponential time on a pattern like `^(a+)+$` (and the tool's
-author, or an MCP server, wrote the pattern). Here they are applied by
-toolkit.patterns (an automaton over Python's own parse of the pattern: time
-linear in the text), to strings of at most PATTERN_MAX_CHARS characters (a
-longer one is refused with the reason). A pattern no linear-time engine can run
-(backreferences, lookaround, atomic groups, possessive repeats, conditionals)
-makes the call BAD_TOOL_SCHEMA, saying why.
+The schema is applied to what the model sent, and the tool's author (or an MCP
+server) wrote it: toolkit.schemas checks in bounded time (patterns in linear time,
+every keyword on the clock, `check_seconds` per call). A pattern no linear-time
+engine can run (backreferences, lookaround, atomic groups, possessive repeats,
+conditionals), a broken schema, or a check past its time limit makes the call
+BAD_TOOL_SCHEMA, saying why; the tool does not run.
 """
 from __future__ import annotations
 
 import inspect
-import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from . import wording
 from .fitting import ToolKind
-from .patterns import PATTERN_MAX_CHARS, UnsupportedPattern, matches
-from .results import FATAL, ErrorCode, ErrorInfo, safe_str
+from .redaction import safe_str
+from .results import FATAL, ErrorCode, ErrorInfo
+from .schemas import SCHEMA_CHECK_SECONDS, SchemaTooSlow, schema_problem, schema_validator
 from .wire import ToolCall, WireFormat, get_format
 
-__all__ = ["Tool", "ToolRegistry", "schema_validator"]
+__all__ = ["Tool", "ToolRegistry"]
 
 _PY_TO_JSON = {str: "string", int: "integer", float: "number", bool: "boolean",
                list: "array", dict: "object"}
@@ -81,119 +78,28 @@ class Tool:
         return self.schema("openai_chat")
 
 
-def _validator_class(jsonschema: Any) -> Any:
-    """Draft 2020-12 with `pattern`, `patternProperties` and `additionalProperties` (which reads the
-    patterns too) applied by LinearPattern instead of re."""
-    from jsonschema import _keywords
-    from jsonschema.exceptions import ValidationError
-
-    def pattern(validator: Any, patrn: Any, instance: Any, schema: Any) -> Iterable[Any]:
-        if not validator.is_type(instance, "string"):
-            return
-        try:
-            if not matches(patrn, instance):
-                yield ValidationError(f"{safe_str(instance, 80)!r} 不符合格式 {safe_str(patrn, 80)!r}")
-        except UnsupportedPattern:
-            raise
-        except ValueError as exc:
-            yield ValidationError(str(exc))
-
-    def pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Iterable[Any]:
-        if not validator.is_type(instance, "object"):
-            return
-        for patrn, subschema in patterns.items():
-            for key, value in instance.items():
-                try:
-                    hit = matches(patrn, key)
-                except UnsupportedPattern:
-                    raise
-                except ValueError as exc:
-                    yield ValidationError(f"参数名{exc}")
-                    continue
-                if hit:
-                    yield from validator.descend(value, subschema, path=key, schema_path=patrn)
-
-    def additional_properties(validator: Any, allowed: Any, instance: Any, schema: Any) -> Iterable[Any]:
-        patterns = schema.get("patternProperties")
-        if not patterns or not validator.is_type(instance, "object"):
-            yield from _keywords.additionalProperties(validator, allowed, instance, schema)
-            return
-        known = schema.get("properties", {})
-        extras = [key for key in instance if key not in known
-                  and not any(len(key) <= PATTERN_MAX_CHARS and matches(p, key) for p in patterns)]
-        if validator.is_type(allowed, "object"):
-            for extra in extras:
-                yield from validator.descend(instance[extra], allowed, path=extra)
-        elif not allowed and extras:
-            yield ValidationError(f"不允许的参数名：{safe_str(', '.join(map(repr, sorted(extras))), 200)}")
-
-    return jsonschema.validators.extend(jsonschema.Draft202012Validator, {
-        "pattern": pattern, "patternProperties": pattern_properties, "additionalProperties": additional_properties})
-
-
-def _jsonschema() -> Any:
-    """jsonschema, imported on first use (importing toolkit stays fast).
-
-    jsonschema's optional IRI format checker imports rfc3987_syntax, which builds a
-    grammar at import time (about 1 s). Argument checking never checks formats, so
-    that module is hidden while jsonschema is first imported, and only then.
-    """
-    hide = "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules
-    if hide:
-        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # makes its import fail fast
-    try:
-        import jsonschema
-    finally:
-        if hide:
-            del sys.modules["rfc3987_syntax"]
-    return jsonschema
-
-
-_VALIDATOR: Any = None  # the validator class (_validator_class), built on first use
-
-
-def _keys(value: Any, depth: int = 0) -> Iterable[str]:
-    """Every dict key inside a schema, at any depth (bounded)."""
-    if depth > 60:
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(key, str):
-                yield key
-            yield from _keys(item, depth + 1)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _keys(item, depth + 1)
-
-
-def schema_validator(schema: Any) -> Any:
-    """A jsonschema Draft 2020-12 validator for `schema` whose patterns run in linear time (toolkit.patterns).
-
-    Raises UnsupportedPattern for a schema that uses unevaluatedProperties
-    together with patternProperties (jsonschema would apply those patterns with
-    re, out of reach of the linear matcher)."""
-    global _VALIDATOR
-    if _VALIDATOR is None:
-        _VALIDATOR = _validator_class(_jsonschema())
-    used = set(_keys(schema))
-    if {"unevaluatedProperties", "patternProperties"} <= used:
-        raise UnsupportedPattern("schema 同时用了 unevaluatedProperties 和 patternProperties，"
-                                 "其中的 pattern 无法在线性时间内检查；请改用 additionalProperties")
-    return _VALIDATOR(schema)
-
-
 class ToolRegistry:
     """The tools a model may call, their JSON schemas, and argument checking."""
 
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+    def __init__(self, tools: Iterable[Tool] = (), *, check_seconds: float = SCHEMA_CHECK_SECONDS) -> None:
+        self.check_seconds = check_seconds  # real seconds one argument check may take (toolkit.schemas)
         self._tools: dict[str, Tool] = {}
         self._validators: dict[str, tuple[Tool, Any]] = {}
         for tool in tools:
             self.add(tool)
 
     def add(self, tool: Tool) -> Tool:
-        if not tool.name or not isinstance(tool.name, str):
-            raise ValueError(f"a tool needs a non-empty name, got {tool.name!r}")
+        """Add `tool` (a tool of the same name is replaced). ValueError (in Chinese) for a tool the model could
+        not call: no name, a function that is not one, a schema that is not a dict, an unknown kind."""
+        if not isinstance(tool.name, str) or not tool.name:
+            raise ValueError(f"工具需要一个非空的名字，收到 {tool.name!r}：请用 name=\"工具名\" 注册，或给函数起个名字")
+        if not callable(tool.fn):
+            raise ValueError(f"工具 {tool.name} 应是一个函数，收到 {type(tool.fn).__name__}：请传函数本身，不要加括号调用它")
+        if not isinstance(tool.parameters, dict):
+            raise ValueError(f"工具 {tool.name} 的参数定义应是 JSON schema（dict），收到 {type(tool.parameters).__name__}："
+                             "请传 {\"type\": \"object\", \"properties\": {...}}，或不传（从函数签名生成）")
+        if tool.kind not in (None, "query", "read", "write"):
+            raise ValueError(f"工具 {tool.name} 的 kind 只能是 None、'query'、'read' 或 'write'，收到 {tool.kind!r}：请改成其中之一")
         self._tools[tool.name] = tool
         return tool
 
@@ -210,9 +116,12 @@ class ToolRegistry:
                  needs_approval: bool = False):
         """Register `fn` (also usable as a decorator). The schema defaults to one from its signature."""
         def wrap(f: Callable) -> Callable:
+            if not callable(f):
+                raise ValueError(f"register 需要工具函数本身，收到 {type(f).__name__}：请传函数名，不要加括号调用它")
+            own = name or f.__name__
             doc = (inspect.getdoc(f) or "").strip()
-            self.add(Tool(name or f.__name__, f, description or doc or (name or f.__name__),
-                          parameters or _schema_from_signature(f), kind, writes, fallback, needs_approval))
+            self.add(Tool(own, f, description or doc or own, parameters or _schema_from_signature(f), kind, writes,
+                          fallback, needs_approval))
             return f
         return wrap(fn) if fn is not None else wrap
 
@@ -257,12 +166,13 @@ class ToolRegistry:
             return None, ErrorInfo(FATAL, ErrorCode.INVALID_ARGUMENTS,
                                    wording.arguments_not_object(tool.name, type(arguments).__name__))
         try:
-            errors = sorted(self._validator(tool).iter_errors(arguments), key=lambda e: list(e.path))
+            problem = schema_problem(self._validator(tool), arguments, self.check_seconds)
+        except SchemaTooSlow:
+            return None, ErrorInfo(FATAL, ErrorCode.BAD_TOOL_SCHEMA,
+                                   wording.schema_too_slow(tool.name, self.check_seconds))
         except Exception as exc:  # a broken schema is the tool author's bug: say so
-            return None, ErrorInfo(FATAL, ErrorCode.BAD_TOOL_SCHEMA, wording.bad_tool_schema(tool.name, safe_str(exc, 200)))
-        if errors:
-            err = errors[0]
-            where = "/".join(str(p) for p in err.path) or "(顶层)"
-            return None, ErrorInfo(FATAL, ErrorCode.INVALID_ARGUMENTS,
-                                   wording.arguments_invalid(tool.name, where, safe_str(err.message, 200)))
+            return None, ErrorInfo(FATAL, ErrorCode.BAD_TOOL_SCHEMA,
+                                   wording.bad_tool_schema(tool.name, safe_str(exc, 200)))
+        if problem is not None:
+            return None, ErrorInfo(FATAL, ErrorCode.INVALID_ARGUMENTS, wording.arguments_invalid(tool.name, *problem))
         return arguments, None

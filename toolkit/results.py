@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, Literal
 
-from .redaction import INTERRUPTS, REDACT_MARGIN, SECRET_FIELD, redact, safe_repr, safe_str  # noqa: F401  (re-exported: the old home)
+from .redaction import safe_repr, safe_str
 
 ErrorType = Literal["retryable", "fatal", "partial"]
 RETRYABLE: ErrorType = "retryable"
@@ -70,9 +70,10 @@ def as_code(code: str) -> "ErrorCode | str":
 
 
 __all__ = [
-    "ErrorType", "RETRYABLE", "FATAL", "PARTIAL", "Status", "ErrorCode", "UNAVAILABLE_CODES", "as_code", "ToolResult", "PartialResult",
+    "ErrorType", "RETRYABLE", "FATAL", "PARTIAL", "Status", "ErrorCode", "UNAVAILABLE_CODES", "as_code", "ToolResult",
+    "PartialResult",
     "ToolError", "RetryableToolError", "FatalToolError", "ErrorInfo",
-    "classify_error", "error_from_envelope", "safe_str", "redact", "unwrap_envelope",
+    "classify_error", "error_from_envelope", "unwrap_envelope",
 ]
 
 
@@ -93,7 +94,7 @@ class ToolResult:
     `error_code` is an ErrorCode (or a tool's own code). For "partial", `data`
     holds what arrived and `missing` says what did not. `note` is a line for
     the model from the road itself (e.g. that a fallback tool answered).
-    `result_id` numbers an executor's results (the handle `ToolExecutor.read_output` reads by);
+    `result_id` numbers an executor's results (the handle `ToolExecutor.read_artifact` reads by);
     `artifact_released` says how big a history entry's full output was and why it was let go.
     """
 
@@ -139,7 +140,7 @@ class ToolResult:
 
     def __repr__(self) -> str:
         """Every field but `trace`, each bounded and redacted (safe_repr): the full output in `artifact` may be
-        megabytes, hold keys, or be a value whose own __repr__ raises; repr() of the result never raises."""
+        megabytes, hold keys, or be a value whose own __repr__ fails (it is named by its type instead)."""
         shown = ", ".join(f"{f.name}={safe_repr(getattr(self, f.name), 300)}" for f in fields(self) if f.repr)
         return f"ToolResult({shown})"
 
@@ -159,13 +160,13 @@ class ToolError(Exception):
     """An exception a tool raises to state its own error kind and code."""
 
     error_type: ErrorType = FATAL
-    code: str = ErrorCode.TOOL_ERROR
+    error_code: str = ErrorCode.TOOL_ERROR
 
-    def __init__(self, message: str, *, code: str | None = None,
+    def __init__(self, message: str, *, error_code: str | None = None,
                  retry_after: float | None = None) -> None:
         super().__init__(message)
-        if code is not None:
-            self.code = code
+        if error_code is not None:
+            self.error_code = error_code
         self.retry_after = retry_after
 
 
@@ -173,14 +174,14 @@ class RetryableToolError(ToolError):
     """A transient failure: the same call may succeed later."""
 
     error_type = RETRYABLE
-    code = ErrorCode.TRANSIENT
+    error_code = ErrorCode.TRANSIENT
 
 
 class FatalToolError(ToolError):
     """A failure that the same call will hit again: do not retry."""
 
     error_type = FATAL
-    code = ErrorCode.FATAL
+    error_code = ErrorCode.FATAL
 
 
 @dataclass(frozen=True)
@@ -188,7 +189,7 @@ class ErrorInfo:
     """How one failure is classified: kind, code, model-facing message, wait hint."""
 
     error_type: ErrorType
-    code: ErrorCode | str
+    error_code: ErrorCode | str
     message: str
     retry_after: float | None = None
 
@@ -201,7 +202,7 @@ class ErrorInfo:
 
 RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 
-_STATUS_TEXT = {
+STATUS_TEXT = {
     400: (ErrorCode.BAD_REQUEST, "请求参数有误，请修改参数后再调用"),
     401: (ErrorCode.UNAUTHORIZED, "认证失败（密钥无效或缺失），重试无用，请告知用户检查配置"),
     403: (ErrorCode.FORBIDDEN, "没有权限，重试无用，需要用户授权"),
@@ -221,29 +222,19 @@ def _class_names(exc: BaseException) -> set[str]:
     return {cls.__name__ for cls in type(exc).__mro__}
 
 
-def _attr(obj: Any, name: str) -> Any:
-    """getattr(obj, name, None) that never raises: an attribute whose getter fails counts as missing."""
-    try:
-        return getattr(obj, name, None)
-    except BaseException as exc:  # GeneratorExit too: a getter runs inline, it cannot be a cancellation
-        if isinstance(exc, INTERRUPTS):
-            raise
-        return None
-
-
 def _http_status(exc: BaseException) -> int | None:
-    for holder in (exc, _attr(exc, "response")):
+    for holder in (exc, getattr(exc, "response", None)):
         for attr in ("status_code", "status", "code"):
-            value = _attr(holder, attr) if holder is not None else None
+            value = getattr(holder, attr, None)
             if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
                 return value
     return None
 
 
 def _headers(exc: BaseException) -> Any:
-    headers = _attr(exc, "headers")
+    headers = getattr(exc, "headers", None)
     if headers is None:
-        headers = _attr(_attr(exc, "response"), "headers")
+        headers = getattr(getattr(exc, "response", None), "headers", None)
     return headers
 
 
@@ -297,65 +288,57 @@ def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
     `Retry-After` beside it still counts. `Retry-After` is read the same way,
     else as an HTTP date (a date in the past is a wait of 0). Returns None
     when both are absent or unreadable; never negative, never infinite.
-    Never raises (headers whose get() raises count as absent).
     """
-    if not headers:
+    if not headers or not callable(getattr(headers, "get", None)):  # no headers, or not a mapping of them
         return None
+    ms = _number(_header_text(headers.get, "retry-after-ms", "Retry-After-Ms"))
+    wait = _wait_or_none(ms / 1000.0) if ms is not None else None
+    if wait is not None:
+        return wait
+    value = _header_text(headers.get, "retry-after", "Retry-After")
+    if not value:
+        return None
+    seconds = _number(value)
+    if seconds is not None:
+        return _wait_or_none(seconds)
     try:
-        get = headers.get
-        ms = _number(_header_text(get, "retry-after-ms", "Retry-After-Ms"))
-        wait = _wait_or_none(ms / 1000.0) if ms is not None else None
-        if wait is not None:
-            return wait
-        value = _header_text(get, "retry-after", "Retry-After")
-        if not value:
-            return None
-        seconds = _number(value)
-        if seconds is not None:
-            return _wait_or_none(seconds)
         when = email.utils.parsedate_to_datetime(value).timestamp()
-        return _wait_or_none(when - (time.time() if now is None else now))
-    except BaseException as exc:  # headers whose get() raises (anything), a date email.utils cannot read
-        if isinstance(exc, INTERRUPTS):
-            raise
+    except (TypeError, ValueError, OverflowError):  # not an HTTP date either
         return None
+    return _wait_or_none(when - (time.time() if now is None else now))
 
 
 def classify_error(exc: BaseException) -> ErrorInfo:
     """Map an exception to retryable or fatal, with a message the model can act on.
 
+    Raises TypeError (in Chinese) for a value that is not an exception.
     Retryable: timeouts, connection failures, HTTP 408/425/429/5xx (with the
     server's Retry-After), and the openai SDK's APITimeoutError,
     APIConnectionError, RateLimitError, InternalServerError.
-    Fatal: PermissionError, FileNotFoundError, bad arguments (ValueError,
-    TypeError, KeyError), HTTP 4xx such as 400/401/403/404, the SDK's
+    Fatal: PermissionError, FileNotFoundError, bad arguments (a ValueError, the
+    way a tool refuses a value; a TypeError the call itself raised: arguments
+    the tool does not take), HTTP 4xx such as 400/401/403/404, the SDK's
     AuthenticationError, PermissionDeniedError, BadRequestError, and anything
-    unknown (logged for a human rather than retried blindly).
-    Never raises, whatever the exception's str() or attributes do (anything
-    they raise but KeyboardInterrupt and SystemExit makes it UNKNOWN).
+    unknown (logged for a human rather than retried blindly), among them a
+    KeyError or TypeError raised inside the tool's own code: the message says
+    the tool failed while running, not that the arguments were wrong.
     """
-    try:
-        return _classify(exc)
-    except BaseException as raised:  # an exception whose own attributes raise (GeneratorExit too)
-        if isinstance(raised, INTERRUPTS):
-            raise
-        return ErrorInfo(FATAL, ErrorCode.UNKNOWN, f"未知错误，已记录，需要人工查看（{type(exc).__name__}）")
-
-
-def _classify(exc: BaseException) -> ErrorInfo:
+    if not isinstance(exc, BaseException):
+        raise TypeError(f"classify_error 需要一个异常对象，收到 {type(exc).__name__}：请传 except 捕获到的异常，"
+                        "例如 classify_error(TimeoutError())")
     detail = safe_str(exc, 300)
     name = type(exc).__name__
     where = f"{name}: {detail}" if detail else name
 
     if isinstance(exc, ToolError):
-        kind = RETRYABLE if _attr(exc, "error_type") == RETRYABLE else FATAL
-        given = _attr(exc, "code")
+        kind = RETRYABLE if exc.error_type == RETRYABLE else FATAL
+        given = exc.error_code
         code = as_code(safe_str(given, 80)) if isinstance(given, str) and given else ErrorCode.TOOL_ERROR
-        return ErrorInfo(kind, code, detail or name, _seconds(_attr(exc, "retry_after")))
+        return ErrorInfo(kind, code, detail or name, _seconds(getattr(exc, "retry_after", None)))
 
     status = _http_status(exc)
     if status is not None:
-        code, text = _STATUS_TEXT.get(
+        code, text = STATUS_TEXT.get(
             status, (ErrorCode.HTTP_ERROR, "服务返回错误" if status >= 500 else "请求被拒绝"))
         retryable = status in RETRYABLE_STATUS or status >= 500
         retry_after = parse_retry_after(_headers(exc)) if retryable else None
@@ -365,15 +348,25 @@ def _classify(exc: BaseException) -> ErrorInfo:
     names = _class_names(exc)
     if isinstance(exc, TimeoutError) or "APITimeoutError" in names or "TimeoutException" in names:
         return ErrorInfo(RETRYABLE, ErrorCode.TIMEOUT, f"请求超时，可以稍后重试（{where}）")
-    if isinstance(exc, ConnectionError) or names & {"APIConnectionError", "ConnectError", "NetworkError", "RemoteProtocolError"}:
+    if isinstance(exc, ConnectionError) or names & {"APIConnectionError", "ConnectError", "NetworkError",
+                                                    "RemoteProtocolError"}:
         return ErrorInfo(RETRYABLE, ErrorCode.CONNECTION, f"网络连接失败，可以稍后重试（{where}）")
     if isinstance(exc, PermissionError):
         return ErrorInfo(FATAL, ErrorCode.PERMISSION_DENIED, f"权限不足，重试无用，需要用户授权（{where}）")
     if isinstance(exc, FileNotFoundError):
         return ErrorInfo(FATAL, ErrorCode.NOT_FOUND, f"找不到文件或资源，请检查参数（{where}）")
-    if isinstance(exc, (ValueError, TypeError, KeyError)):
+    if isinstance(exc, ValueError) or (isinstance(exc, TypeError) and _raised_by_the_call(exc)):
         return ErrorInfo(FATAL, ErrorCode.INVALID_ARGUMENTS, f"参数错误，请修正参数后再调用（{where}）")
+    if isinstance(exc, (KeyError, TypeError)):  # a lookup or an operation inside the tool's own code failed
+        return ErrorInfo(FATAL, ErrorCode.UNKNOWN, f"工具运行时出错（{where}），重试无用，已记录，需要人工查看")
     return ErrorInfo(FATAL, ErrorCode.UNKNOWN, f"未知错误，已记录，需要人工查看（{where}）")
+
+
+def _raised_by_the_call(exc: BaseException) -> bool:
+    """Whether `exc` was raised where it was caught, by the call itself (arguments the tool does not take), not
+    inside the tool's code (its traceback has no frame below the catching one); True for one never raised."""
+    tb = exc.__traceback__
+    return tb is None or tb.tb_next is None
 
 
 def error_from_envelope(value: Any) -> ErrorInfo | None:
@@ -382,24 +375,19 @@ def error_from_envelope(value: Any) -> ErrorInfo | None:
     The course's tools return {"status": "error", "error": {"code", "message"}}.
     Such a value is a fatal error (the tool ran and decided) unless it says
     "retryable": true. {"error": None} is NOT an error (the original course's parser got
-    this wrong). Returns None for anything that is not an error envelope; never raises.
+    this wrong). Returns None for anything that is not an error envelope.
     """
     if not isinstance(value, dict):
         return None
-    try:  # read through dict: a subclass's own methods may raise, and then it reports no error of its own
-        error, status = dict.get(value, "error"), dict.get(value, "status")
-        if error in (None, "", {}, []) or status in ("ok", "success"):
-            return None
-        if isinstance(error, dict):
-            code = as_code(safe_str(error.get("code") or ErrorCode.TOOL_ERROR, 80))
-            message = safe_str(error.get("message") or error.get("detail") or code, 500)
-        else:
-            code, message = ErrorCode.TOOL_ERROR, safe_str(error, 500)
-        return ErrorInfo(RETRYABLE if dict.get(value, "retryable") is True else FATAL, code, message)
-    except BaseException as exc:  # a value whose own methods raise anything (GeneratorExit too)
-        if isinstance(exc, INTERRUPTS):
-            raise
+    error, status = value.get("error"), value.get("status")
+    if error in (None, "", {}, []) or status in ("ok", "success"):
         return None
+    if isinstance(error, dict):
+        code = as_code(safe_str(error.get("code") or ErrorCode.TOOL_ERROR, 80))
+        message = safe_str(error.get("message") or error.get("detail") or code, 500)
+    else:
+        code, message = ErrorCode.TOOL_ERROR, safe_str(error, 500)
+    return ErrorInfo(RETRYABLE if value.get("retryable") is True else FATAL, code, message)
 
 
 # --- one envelope, opened once ----------------------------------------------------
@@ -415,9 +403,8 @@ def is_envelope(value: Any) -> bool:
     outside status / data / source / error / retryable (a dict with more keys
     is the tool's data, whatever its field names).
     """
-    return (isinstance(value, dict) and dict.__contains__(value, "status")
-            and (dict.__contains__(value, "data") or dict.__contains__(value, "error"))
-            and dict.keys(value) <= ENVELOPE_KEYS)  # read through dict: a subclass's own methods may raise
+    return (isinstance(value, dict) and "status" in value and ("data" in value or "error" in value)
+            and value.keys() <= ENVELOPE_KEYS)
 
 
 def unwrap_envelope(value: Any) -> tuple[Any, Any, ErrorInfo | None]:
@@ -426,17 +413,12 @@ def unwrap_envelope(value: Any) -> tuple[Any, Any, ErrorInfo | None]:
     For an envelope, data is its "data"; for an error envelope without data,
     the error's extra fields (e.g. {"line": 3} or {"known_cities": [...]}) or
     None, and the ErrorInfo from `error_from_envelope`. Anything that is not
-    an envelope comes back unchanged as (value, None, None). Never raises.
+    an envelope comes back unchanged as (value, None, None).
     """
-    try:
-        if not is_envelope(value):
-            return value, None, None
-        info = error_from_envelope(value)
-        data, error = dict.get(value, "data"), dict.get(value, "error")
-        if info is not None and data is None and isinstance(error, dict):
-            data = {k: v for k, v in dict.items(error) if k not in _ERROR_FIELDS} or None
-        return data, dict.get(value, "source"), info
-    except BaseException as exc:  # a value whose own methods raise (anything) is no envelope: it is data
-        if isinstance(exc, INTERRUPTS):
-            raise
+    if not is_envelope(value):
         return value, None, None
+    info = error_from_envelope(value)
+    data, error = value.get("data"), value.get("error")
+    if info is not None and data is None and isinstance(error, dict):
+        data = {k: v for k, v in error.items() if k not in _ERROR_FIELDS} or None
+    return data, value.get("source"), info

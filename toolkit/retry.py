@@ -10,7 +10,6 @@ whole thing instant and repeatable.
 from __future__ import annotations
 
 import asyncio
-import functools
 import inspect
 import math
 from dataclasses import dataclass, field, replace
@@ -19,12 +18,9 @@ from typing import Any, Awaitable, Callable, Iterable
 from . import wording
 from .backoff import Backoff
 from .clock import Clock, get_clock
-from .results import INTERRUPTS, ErrorCode, ErrorInfo, PartialResult, classify_error, unwrap_envelope
+from .results import ErrorCode, ErrorInfo, PartialResult, classify_error, unwrap_envelope
 
-__all__ = [
-    "Backoff", "RetryPolicy", "RetryBudget", "Attempt", "RetryOutcome", "call_tool_with_retry",
-    "retry_call", "resolve_policy",
-]
+__all__ = ["RetryPolicy", "RetryBudget", "Attempt", "RetryOutcome", "call_tool_with_retry", "retry_call"]
 
 
 @dataclass
@@ -47,12 +43,16 @@ class RetryBudget:
     denied: int = 0
 
     def __post_init__(self) -> None:
+        for name in ("capacity", "retry_cost", "timeout_cost", "success_refund"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(wording.bad_tokens(name, value))
         if self.tokens < 0:
             self.tokens = self.capacity
 
     def cost(self, info: ErrorInfo) -> int:
         """What retrying after `info` costs: timeout_cost for a timeout, else retry_cost."""
-        return self.timeout_cost if info.code == ErrorCode.TIMEOUT else self.retry_cost
+        return self.timeout_cost if info.error_code == ErrorCode.TIMEOUT else self.retry_cost
 
     def try_spend(self, info: ErrorInfo) -> bool:
         """Take the cost of retrying after `info`; False (and nothing taken) if it is not there."""
@@ -102,7 +102,7 @@ class RetryPolicy:
         """Retry only what can succeed next time and cannot do harm twice."""
         if not info.retryable:
             return False
-        if not self.idempotent and info.code not in (ErrorCode.RATE_LIMITED, ErrorCode.UNAVAILABLE):
+        if not self.idempotent and info.error_code not in (ErrorCode.RATE_LIMITED, ErrorCode.UNAVAILABLE):
             return False
         return True
 
@@ -124,14 +124,6 @@ class RetryPolicy:
         """A copy with some fields changed."""
         return replace(self, **changes)
 
-    async def call(self, tool_fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> "RetryOutcome":
-        """`await policy.call(tool_fn, *args, **kwargs)`: call_tool_with_retry under this policy.
-
-        Every keyword goes to the tool (none is reserved), so a tool with a
-        parameter named max_retries or policy is called here.
-        """
-        return await retry_call(self, tool_fn, args, kwargs)
-
 
 @dataclass(slots=True)
 class Attempt:
@@ -142,7 +134,7 @@ class Attempt:
     end: float
     outcome: str              # "ok", "partial", "error", "timeout"
     error_type: str | None = None
-    code: str | None = None
+    error_code: str | None = None
     message: str | None = None
     wait_after: float = 0.0
 
@@ -157,8 +149,9 @@ _SAME: Any = object()  # RetryOutcome's data defaults to its result
 class RetryOutcome(tuple[Any, "str | None"]):
     """`(result, error)` as in the original course code, plus the record of what happened. Frozen.
 
-    Unpacks and compares as the pair `(result, error)`; also has `.attempts`
-    (a tuple of Attempt), `.info` (ErrorInfo of the last failure, or None),
+    Unpacks and compares as the pair `(result, error)`; also has `.trace` (a
+    tuple of Attempt, as ToolResult.trace), `.attempts` (how many: as
+    ToolResult.attempts), `.info` (ErrorInfo of the last failure, or None),
     `.gave_up` (why it stopped: "fatal", "max_retries", "deadline", "budget",
     "not_idempotent", or None on success), `.elapsed` (clock seconds) and `.waits`.
     `.data` and `.source` are the tool's envelope opened (toolkit.results.unwrap_envelope),
@@ -167,31 +160,31 @@ class RetryOutcome(tuple[Any, "str | None"]):
     value the value itself and None.
     """
 
-    attempts: tuple[Attempt, ...]
+    trace: tuple[Attempt, ...]
     info: ErrorInfo | None
     gave_up: str | None
     elapsed: float
     data: Any
     source: Any
 
-    def __new__(cls, result: Any, error: str | None, *, attempts: Iterable[Attempt] = (),
+    def __new__(cls, result: Any, error: str | None, *, trace: Iterable[Attempt] = (),
                 info: ErrorInfo | None = None, gave_up: str | None = None,
                 elapsed: float = 0.0, data: Any = _SAME, source: Any = None) -> "RetryOutcome":
         self = super().__new__(cls, (result, error))
         fields = self.__dict__
-        fields["attempts"], fields["info"] = tuple(attempts), info
+        fields["trace"], fields["info"] = tuple(trace), info
         fields["gave_up"], fields["elapsed"] = gave_up, elapsed
         fields["data"], fields["source"] = (result if data is _SAME else data), source
         return self
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"RetryOutcome is frozen; cannot set {name!r}")
+        raise AttributeError(wording.frozen_outcome(name))
 
     def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"RetryOutcome is frozen; cannot delete {name!r}")
+        raise AttributeError(wording.frozen_outcome(name))
 
     def __getnewargs_ex__(self) -> tuple[tuple, dict]:  # copy and pickle
-        return (self[0], self[1]), {"attempts": self.attempts, "info": self.info, "gave_up": self.gave_up,
+        return (self[0], self[1]), {"trace": self.trace, "info": self.info, "gave_up": self.gave_up,
                                     "elapsed": self.elapsed, "data": self.data, "source": self.source}
 
     @property
@@ -203,11 +196,16 @@ class RetryOutcome(tuple[Any, "str | None"]):
         return self[1]
 
     @property
+    def attempts(self) -> int:
+        """How many attempts were made (the length of `trace`)."""
+        return len(self.trace)
+
+    @property
     def waits(self) -> list[float]:
-        return [a.wait_after for a in self.attempts if a.wait_after > 0]
+        return [a.wait_after for a in self.trace if a.wait_after > 0]
 
     def __repr__(self) -> str:
-        return (f"RetryOutcome(result={self[0]!r:.80}, error={self[1]!r:.80}, attempts={len(self.attempts)}, "
+        return (f"RetryOutcome(result={self[0]!r:.80}, error={self[1]!r:.80}, attempts={self.attempts}, "
                 f"gave_up={self.gave_up!r}, elapsed={self.elapsed:g})")
 
 
@@ -253,13 +251,7 @@ async def _stop(tasks: set[asyncio.Future], clock: Clock) -> None:
         await asyncio.wait({grace})
 
 
-@functools.lru_cache(maxsize=16)
-def _default_policy(max_retries: int) -> RetryPolicy:
-    """The default policy for `max_retries`: a frozen value, built once rather than on every call."""
-    return RetryPolicy(max_retries=max_retries)
-
-
-def resolve_policy(max_retries: int | None = None, policy: RetryPolicy | None = None) -> RetryPolicy:
+def _resolve_policy(max_retries: int | None = None, policy: RetryPolicy | None = None) -> RetryPolicy:
     """The policy a call runs under: `policy`, or RetryPolicy(max_retries=max_retries) (default 3).
 
     One way per setting: giving both raises ValueError (the number of retries is
@@ -269,8 +261,7 @@ def resolve_policy(max_retries: int | None = None, policy: RetryPolicy | None = 
         if max_retries is not None:
             raise ValueError(wording.max_retries_beside_policy(max_retries, "policy=RetryPolicy"))
         return policy
-    n = 3 if max_retries is None else max_retries
-    return _default_policy(n) if type(n) is int else RetryPolicy(max_retries=n)
+    return RetryPolicy(max_retries=3 if max_retries is None else max_retries)
 
 
 BudgetObserver = Callable[[str, int, int], None]
@@ -298,21 +289,11 @@ async def call_tool_with_retry(tool_fn: Callable[..., Any | Awaitable[Any]], /, 
     `on_attempt(attempt)` is called after every attempt (its exceptions
     propagate: it is your code). Every other keyword goes to the tool; a tool
     whose own parameters are named max_retries, policy, on_attempt or budget is
-    called with `policy.call(tool_fn, **kwargs)` or `retry_call`, which reserve no names.
-    Raises ValueError for a max_retries that is not an int >= 0.
+    called with `retry_call(policy, tool_fn, args, kwargs)`, which reserves no names.
+    Raises ValueError for a max_retries that is not an int >= 0, TypeError for a tool_fn that is not a function.
     """
-    return await retry_call(resolve_policy(max_retries, policy), tool_fn, args, kwargs, on_attempt=on_attempt,
+    return await retry_call(_resolve_policy(max_retries, policy), tool_fn, args, kwargs, on_attempt=on_attempt,
                             budget=budget)
-
-
-def is_awaitable(value: Any) -> bool:
-    """inspect.isawaitable that never raises (a value whose __class__ raises is not awaitable)."""
-    try:
-        return inspect.isawaitable(value)
-    except BaseException as exc:  # anything its __class__ raises (GeneratorExit too): a sync read, no cancellation
-        if isinstance(exc, INTERRUPTS):
-            raise
-        return False
 
 
 async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tuple = (),
@@ -328,6 +309,8 @@ async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tup
     after it, `on_budget(kind, cost, tokens)` after every change the call makes to
     the budget (and on a denial); all are the caller's code and may raise.
     """
+    if not callable(tool_fn):
+        raise TypeError(wording.not_a_tool("tool_fn", tool_fn))
     kwargs = kwargs or {}
     clock = get_clock()
     start = t0 = clock.now()
@@ -344,16 +327,16 @@ async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tup
             timeout = remaining if timeout is None else min(timeout, remaining)
         try:
             value = tool_fn(*args, **kwargs)
-            if is_awaitable(value):
+            if inspect.isawaitable(value):
                 value = await (value if timeout is None else _race(value, timeout, clock))
-        except Exception as exc:  # BaseException (cancel, Ctrl-C, exit) is never caught
+            data, source, info = unwrap_envelope(value)  # a tool's {status, data, source, error}: opened here, once
+        except Exception as exc:  # the attempt failed, opening its value too; a BaseException is never caught here
             info = policy.classify(exc)
             value = data = source = None
         else:
-            data, source, info = unwrap_envelope(value)  # a tool's {status, data, source, error}: opened here, once
             if info is None:
                 end = clock.now()
-                attempt = Attempt(n, t0, end, "partial" if issubclass(type(value), PartialResult) else "ok")
+                attempt = Attempt(n, t0, end, "partial" if isinstance(value, PartialResult) else "ok")
                 attempts.append(attempt)
                 if on_attempt is not None:
                     on_attempt(attempt)
@@ -361,18 +344,18 @@ async def retry_call(policy: RetryPolicy, tool_fn: Callable[..., Any], args: tup
                     refunded = budget.refund()
                     if refunded and on_budget is not None:
                         on_budget("refund", refunded, budget.tokens)
-                return RetryOutcome(value, None, attempts=attempts, elapsed=end - start, data=data, source=source)
+                return RetryOutcome(value, None, trace=attempts, elapsed=end - start, data=data, source=source)
         t1 = clock.now()
         why, wait = _decide(policy, info, n, previous_wait, clock, start, t1)
         if why is None and budget is not None:
             why, wait = _spend(budget, info, wait, on_budget)
-        attempt = Attempt(n, t0, t1, "timeout" if info.code == ErrorCode.TIMEOUT else "error",
-                          info.error_type, info.code, info.message, wait or 0.0)
+        attempt = Attempt(n, t0, t1, "timeout" if info.error_code == ErrorCode.TIMEOUT else "error",
+                          info.error_type, info.error_code, info.message, wait or 0.0)
         attempts.append(attempt)
         if on_attempt is not None:
             on_attempt(attempt)
         if why is not None or wait is None:
-            return RetryOutcome(value, wording.gave_up(info.message, n, why, policy.deadline), attempts=attempts,
+            return RetryOutcome(value, wording.gave_up(info.message, n, why, policy.deadline), trace=attempts,
                                 info=info, gave_up=why, elapsed=clock.now() - start, data=data, source=source)
         previous_wait = wait
         await clock.sleep(wait)

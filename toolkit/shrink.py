@@ -21,9 +21,10 @@ import uuid
 from pathlib import PurePath
 from typing import Any, Iterable
 
-from .results import INTERRUPTS, PartialResult, ToolResult, redact, safe_str
+from .redaction import redact, safe_str
+from .results import PartialResult, ToolResult
 
-__all__ = ["shrink_json", "dumps", "exceeds", "omitted_notes", "MAX_DEPTH", "Unreadable"]
+__all__ = ["shrink_json", "fit_json", "dumps", "exceeds", "omitted_notes", "clean_text", "bytes_text", "MAX_DEPTH"]
 
 MAX_DEPTH = 20               # deeper nesting is shown as a note
 
@@ -32,24 +33,14 @@ class _OverBudget(Exception):
     pass
 
 
-class Unreadable(Exception):
-    """A value that cannot be read at all raised something that is not an Exception (a GeneratorExit, a
-    CancelledError, a BaseException of its own) while being read: carried as an Exception, so the road's
-    `except Exception` turns it into an error result like any other. `raised` is what it raised."""
-
-    def __init__(self, raised: BaseException) -> None:
-        super().__init__(f"{type(raised).__name__}: {safe_str(raised, 200)}")
-        self.raised = raised
-
-
 # (max items per container, max characters per string); None = no limit
 _LEVELS: list[tuple[int | None, int | None]] = [
     (None, None), (50, 2000), (20, 600), (10, 200), (5, 80), (3, 40), (1, 20), (0, 8),
 ]
 
 
-def _clean(text: str) -> str:
-    """Drop lone surrogates so the text can always be encoded as UTF-8."""
+def clean_text(text: str) -> str:
+    """`text` without lone surrogates, so it can always be encoded as UTF-8 (sent to a model API)."""
     try:
         text.encode("utf-8")
         return text
@@ -60,8 +51,7 @@ def _clean(text: str) -> str:
 class _Renderer:
     """One pass of budgeted conversion; raises _OverBudget as soon as it cannot fit."""
 
-    def __init__(self, items: int | None, strlen: int | None, budget: int, strict: bool = False) -> None:
-        self.strict = strict  # the value as a whole must be readable: its failure is raised, not noted
+    def __init__(self, items: int | None, strlen: int | None, budget: int) -> None:
         self.items, self.strlen, self.budget = items, strlen, budget
         self.used = 0
         self.shrunk = False
@@ -78,14 +68,14 @@ class _Renderer:
             # redact before cutting: a key cut short would no longer look like a key
             kept = redact(value[: self.strlen + 256])[: self.strlen]
             value = f"{kept}…（省略 {len(value) - self.strlen} 字符）"
-        value = _clean(value)
+        value = clean_text(value)
         self.spend(len(value) + 2)
         return value
 
     def data(self, obj: Any) -> str:
         """Bytes as their UTF-8 text; a head cut to the string limit keeps the size ("…（共 N 字节）") whole."""
         size = len(obj)
-        text = _bytes_text(bytes(obj[: (self.strlen or size) * 4 + 4]), size)
+        text = bytes_text(bytes(obj[: (self.strlen or size) * 4 + 4]), size)
         suffix = f"…（共 {size} 字节）"
         if not text.endswith(suffix):  # all of it, or a note for binary data
             return self.text(text)
@@ -93,7 +83,7 @@ class _Renderer:
         if self.strlen is not None and len(head) > self.strlen:
             self.shrunk = True
             head = redact(head[: self.strlen + 256])[: self.strlen]  # redact before cutting, as text() does
-        value = _clean(head) + suffix
+        value = clean_text(head) + suffix
         self.spend(len(value) + 2)
         return value
 
@@ -104,37 +94,26 @@ class _Renderer:
         return value
 
     def render(self, obj: Any, depth: int = 0) -> Any:
-        """`obj` as JSON-ready data within the budget; a part whose own methods raise becomes a note."""
-        try:
-            return self._render(obj, depth)
-        except (_OverBudget, RecursionError, *INTERRUPTS):
-            raise
-        except BaseException as exc:  # a value whose __len__, items(), __str__, ... raise (anything: GeneratorExit
-            if self.strict and depth == 0:  # too; it runs inline, no cancellation) is shown, never raised
-                if isinstance(exc, Exception):
-                    raise
-                raise Unreadable(exc) from exc
-            self.shrunk = True
-            return self.text(_unreadable(obj, exc))
-
-    def _render(self, obj: Any, depth: int) -> Any:
+        """`obj` as JSON-ready data within the budget."""
         if obj is None or isinstance(obj, bool):
             self.spend(5 if obj is False else 4)  # null, true, false
             return obj
         if isinstance(obj, int):
-            bits = int.bit_length(obj)
+            bits = obj.bit_length()
             if bits > 3000:  # str() of huge ints is slow and capped by Python
                 self.shrunk = True
                 return self.text(f"<约 {int(bits * 0.30103) + 1} 位的整数>")
-            self.spend(len(int.__repr__(obj)))  # what json writes, even for int subclasses
-            return int.__int__(obj)
+            number = int(obj)  # an IntEnum is written as its number, as json writes it
+            self.spend(len(repr(number)))
+            return number
         if isinstance(obj, float):
             if math.isnan(obj) or math.isinf(obj):
-                return self.text(float.__repr__(obj))  # JSON has no NaN/Infinity
-            self.spend(len(float.__repr__(obj)))
-            return float.__float__(obj)
+                return self.text(repr(float(obj)))  # JSON has no NaN/Infinity
+            number = float(obj)
+            self.spend(len(repr(number)))
+            return number
         if isinstance(obj, str):
-            return self.text(obj if type(obj) is str else str.__str__(obj))  # a subclass's own methods are not called
+            return self.text(obj)
         if isinstance(obj, (bytes, bytearray, memoryview)):
             return self.data(obj)
         simple = _simple_text(obj)
@@ -160,25 +139,19 @@ class _Renderer:
         elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
             obj = {f.name: getattr(obj, f.name, None) for f in dataclasses.fields(obj)}
         if isinstance(obj, dict):
-            return self.mapping(*_view(obj, dict), depth)
+            return self.mapping(len(obj), obj.items(), depth)
         if isinstance(obj, (list, tuple)):
-            return self.sequence(*_view(obj, list if isinstance(obj, list) else tuple), depth)
+            return self.sequence(len(obj), obj, depth)
         if isinstance(obj, (set, frozenset)):
-            n, items = _view(obj, set if isinstance(obj, set) else frozenset)
-            return self.sequence(n, sorted(items, key=safe_str) if n <= 1000 else itertools.islice(items, 1000), depth)
-        try:
-            dump = getattr(obj, "model_dump", None)  # pydantic models, openai SDK objects
-        except BaseException as exc:  # an object whose __getattr__ raises is still shown as text
-            if isinstance(exc, INTERRUPTS):
-                raise
-            dump = None
+            n = len(obj)
+            return self.sequence(n, sorted(obj, key=safe_str) if n <= 1000 else itertools.islice(obj, 1000), depth)
+        dump = getattr(obj, "model_dump", None)  # pydantic models, openai SDK objects
         if callable(dump):
             try:
-                return self.render(dump(), depth + 1)
-            except (_OverBudget, *INTERRUPTS):
-                raise
-            except BaseException:
-                pass
+                dumped = dump()
+            except Exception:  # a model that cannot serialize one of its fields is shown as its text
+                return self.text(safe_str(obj, 10_000))
+            return self.render(dumped, depth + 1)
         return self.text(safe_str(obj, 10_000))
 
     def mapping(self, n: int, items: Iterable[tuple[Any, Any]], depth: int) -> dict:
@@ -187,7 +160,7 @@ class _Renderer:
         shown = 0
         self.spend(2)
         for key, value in itertools.islice(items, keep):
-            skey = _clean(key if type(key) is str else str.__str__(key)) if isinstance(key, str) else safe_str(key, 200)
+            skey = clean_text(key) if isinstance(key, str) else safe_str(key, 200)
             self.spend(len(skey) + 4)
             out[skey] = self.render(value, depth + 1)
             shown += 1
@@ -212,26 +185,7 @@ class _Renderer:
         return out
 
 
-def _view(obj: Any, base: type) -> tuple[int, Iterable[Any]]:
-    """(how many items, the items; a dict's as pairs) of a container: through its own methods, and through
-    its base type's when one of them raises (a dict or list subclass whose items(), __iter__ or __len__
-    is broken is still shown as the data it holds)."""
-    if type(obj) is not base:
-        try:
-            return len(obj), iter(obj.items() if base is dict else obj)
-        except BaseException as exc:
-            if isinstance(exc, INTERRUPTS):
-                raise
-    return base.__len__(obj), (dict.items(obj) if base is dict else base.__iter__(obj))  # type: ignore[attr-defined]
-
-
-def _unreadable(obj: Any, exc: BaseException) -> str:
-    """The note for a value that cannot be read: its type and what reading it raised."""
-    kind = type.__dict__["__name__"].__get__(type(obj))  # as the type holds it: no metaclass property runs
-    return f"<无法读取的 {safe_str(kind, 60)} 值（{type(exc).__name__}: {safe_str(exc, 80)}）>"
-
-
-def _bytes_text(head: bytes, size: int) -> str:
+def bytes_text(head: bytes, size: int) -> str:
     """UTF-8 text of `head` (the first bytes of `size`), or a note for binary data."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     try:
@@ -257,24 +211,17 @@ def _simple_text(obj: Any) -> str | None:
 def omitted_notes(obj: Any) -> tuple[str, ...]:
     """What stands for `obj` when nothing of it fits, longest first, each a whole marker: what it was and how
     much of it ("…（共 3000 项，均已省略）", "…（共 2 个字段，均已省略）", "…（共 5000 字符，均已省略）"),
-    then "…（已省略）", then "…". Never raises."""
-    try:
-        kind = type(obj)
-        if issubclass(kind, dict):
-            whole = f"…（共 {dict.__len__(obj)} 个字段，均已省略）"
-        elif issubclass(kind, str):
-            whole = f"…（共 {str.__len__(obj)} 字符，均已省略）"
-        elif issubclass(kind, (bytes, bytearray, memoryview)):
-            whole = f"…（共 {memoryview(obj).nbytes} 字节，均已省略）"
-        elif issubclass(kind, (list, tuple, set, frozenset)):
-            base = next(b for b in (list, tuple, set, frozenset) if issubclass(kind, b))
-            whole = f"…（共 {base.__len__(obj)} 项，均已省略）"  # type: ignore[attr-defined]
-        else:
-            whole = f"…（{safe_str(type.__dict__['__name__'].__get__(kind), 24)} 值，已省略）"
-    except BaseException as exc:  # a buffer that cannot be viewed, say
-        if isinstance(exc, INTERRUPTS):
-            raise
-        whole = "…（结果过大，已省略）"
+    then "…（已省略）", then "…"."""
+    if isinstance(obj, dict):
+        whole = f"…（共 {len(obj)} 个字段，均已省略）"
+    elif isinstance(obj, str):
+        whole = f"…（共 {len(obj)} 字符，均已省略）"
+    elif isinstance(obj, (bytes, bytearray, memoryview)):
+        whole = f"…（共 {memoryview(obj).nbytes} 字节，均已省略）"
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        whole = f"…（共 {len(obj)} 项，均已省略）"
+    else:
+        whole = f"…（{safe_str(type(obj).__name__, 24)} 值，已省略）"
     return whole, "…（已省略）", "…"
 
 
@@ -283,17 +230,14 @@ def _omitted(obj: Any, max_chars: int) -> str:
     return next((n for n in omitted_notes(obj) if len(dumps(n)) <= max_chars), "…")
 
 
-def _shrink(obj: Any, max_chars: int, strict: bool = False) -> tuple[Any, bool]:
-    """(rendered `obj`, whether anything was left out); with `strict`, a value that cannot be read at all
-    (not a part of it) raises instead of becoming a note. When not even the tightest level fits, a whole
-    marker stands for the value (omitted_notes), never a marker cut short."""
+def fit_json(obj: Any, max_chars: int) -> tuple[Any, bool]:
+    """(shrink_json(obj, max_chars), whether anything was left out). When not even the tightest level fits, a
+    whole marker stands for the value (omitted_notes), never a marker cut short."""
     for items, strlen in _LEVELS:
-        renderer = _Renderer(items, strlen, max_chars, strict)
+        renderer = _Renderer(items, strlen, max_chars)
         try:
             value = renderer.render(obj)
-        except _OverBudget:
-            continue
-        except RecursionError:
+        except (_OverBudget, RecursionError):
             continue
         # `used` bounds the JSON length up to escaping (at most 6 characters per character),
         # so small values skip the check serialization
@@ -311,9 +255,7 @@ def exceeds(value: Any, max_chars: int) -> bool:
     renderer = _Renderer(None, None, max_chars)
     try:
         renderer.render(value)
-    except _OverBudget:
-        return True
-    except RecursionError:
+    except (_OverBudget, RecursionError):
         return True
     return renderer.shrunk
 
@@ -331,7 +273,7 @@ def shrink_json(obj: Any, max_chars: int = 8000) -> Any:
     if not isinstance(max_chars, int) or isinstance(max_chars, bool) or max_chars < 3:
         raise ValueError(f"max_chars 应该是不小于 3 的整数（最短的说明 \"…\" 写成 JSON 也要 3 个字符），"
                          f"收到的是 {max_chars!r}：请把 max_chars 调到 3 或更大")
-    return _shrink(obj, max_chars)[0]
+    return fit_json(obj, max_chars)[0]
 
 
 def dumps(value: Any) -> str:

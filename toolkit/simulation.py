@@ -104,7 +104,7 @@ def herd_arrivals(clients: int = 100, *, retries: int = 4, seed: int = 0, base: 
     Raises ValueError for clients or retries < 1.
     """
     if clients < 1 or retries < 1:
-        raise ValueError(f"clients 和 retries 至少为 1，收到 clients={clients}, retries={retries}")
+        raise ValueError(f"clients 和 retries 至少为 1，收到 clients={clients}, retries={retries}：请改成 1 或更大")
     arrivals: dict[str, list[float]] = {}
     for mode in JITTER_MODES:
         policy = Backoff(base=base, cap=cap, jitter=mode)  # type: ignore[arg-type]
@@ -134,7 +134,7 @@ def herd_peaks(clients: int = 100, *, retries: int = 4, bin_ms: int = 100, seed:
 
     Raises ValueError for clients, retries or bin_ms < 1."""
     if bin_ms <= 0:
-        raise ValueError(f"bin_ms 必须大于 0，收到 {bin_ms}")
+        raise ValueError(f"bin_ms 必须大于 0，收到 {bin_ms}：请改成正数，例如 100")
     arrivals = herd_arrivals(clients, retries=retries, seed=seed, base=base, cap=cap)
     return {mode: max(herd_histogram(times, bin_ms)) for mode, times in arrivals.items()}
 
@@ -163,7 +163,7 @@ def course_tools_with_fault(fault: str) -> Iterator[ToolRegistry]:
     from .tools import course_dir, data_dir, default_registry
 
     if fault not in SALES_FAULTS:
-        raise ValueError(f"fault must be one of {list(SALES_FAULTS)}, got {fault!r}")
+        raise ValueError(f"fault 只能是 {list(SALES_FAULTS)} 之一，收到 {fault!r}：请改成其中之一")
     if fault not in ("missing_file", "bad_row"):
         registry = default_registry()
         plan = {"timeouts": ["timeout", "timeout", "ok"], "rate_limited": ["rate_limit"] * 50}.get(fault)

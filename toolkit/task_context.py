@@ -41,8 +41,11 @@ class TaskContext:
     done: int = 0
 
     def __post_init__(self) -> None:
+        if not isinstance(self.steps, list) or not all(isinstance(step, str) for step in self.steps):
+            raise ValueError(f"steps 应是步骤文字的列表，收到 {self.steps!r}：请写成 [\"第一步\", \"第二步\"]")
         if not isinstance(self.done, int) or not 0 <= self.done <= len(self.steps):
-            raise ValueError(f"done 是已经完成的步数，应该是 0 到 {len(self.steps)}（步骤数）之间的整数，收到的是 {self.done!r}")
+            raise ValueError(f"done 是已经完成的步数，应该是 0 到 {len(self.steps)}（步骤数）之间的整数，收到的是 {self.done!r}："
+                             "请改成这个范围里的数")
 
     @property
     def next_step(self) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from .results import redact
+from .redaction import redact
 
 __all__ = ["smart_truncate", "truncate_parts", "Truncation", "omission_marker", "default_keeps"]
 

@@ -44,11 +44,13 @@ from decimal import Decimal
 from typing import Any, Mapping
 
 from .claims import written_numbers
+from .guard import PluginError, run_plugin
 from .knowledge import ToolKnowledge, knowledge_for, knowledge_for_data
 from .numbers import numbers_in_text, numbers_in_value
 from .numbers import supported as _supported
 from .readback import read_tool_content
-from .results import INTERRUPTS, ToolResult, safe_str
+from .redaction import safe_str
+from .results import ToolResult
 
 __all__ = ["AnswerCheck", "check_answer", "FAILURE_WORDS"]
 
@@ -101,14 +103,15 @@ class _Outcome:
     failed: bool
     payload: Any  # everything numbers may come from
     data: Any  # where required fields are looked up
-    code: str | None = None
+    error_code: str | None = None
     knowledge: ToolKnowledge = field(default_factory=ToolKnowledge)
 
 
 def _outcome(result: Any) -> _Outcome:
     """One tool result, read once: a ToolResult, a tool message's text, a tool's return value."""
     if result is None:
-        raise ValueError("check_answer needs the tool's result (a dict, a JSON string or a ToolResult), got None")
+        raise ValueError("check_answer 的工具结果不能是 None：请在回答后面传工具的返回值、它的 tool 消息文字或 "
+                         "ToolResult（模型没有调用工具时一个也不传）")
     if isinstance(result, ToolResult):  # the executor opened the envelope once: read its fields, not the data again
         data = result.artifact if result.artifact is not None else result.data
         failed = result.status == "error"
@@ -151,28 +154,17 @@ def _required(answer: str, numbers: set[Decimal], data: Any, required: Mapping[s
             if key in data and not _mentions(answer, numbers, data[key])]
 
 
-def _rule_name(rule: Any) -> str:
-    try:
-        name = getattr(rule, "__name__", None)
-    except BaseException as exc:  # an object whose attributes raise (anything: GeneratorExit too)
-        if isinstance(exc, INTERRUPTS):
-            raise
-        name = None
-    return safe_str(name, 80) if isinstance(name, str) else type(rule).__name__
-
-
 def _rules(answer: str, data: Any, knowledge: ToolKnowledge) -> list[str]:
     """The tool's own answer rules; a rule that raises is reported, never raised."""
     if not isinstance(data, dict):
         return []
     problems: list[str] = []
     for rule in knowledge.answer_rules:
-        try:
-            problems += [safe_str(p, 300) for p in rule(answer, data) or ()]
-        except BaseException as exc:  # a rule's own GeneratorExit or CancelledError too: it runs inline
-            if isinstance(exc, INTERRUPTS):
-                raise
-            problems.append(f"答案规则 {_rule_name(rule)} 出错：{type(exc).__name__}: {safe_str(exc, 120)}")
+        name = safe_str(getattr(rule, "__name__", type(rule).__name__), 80)
+        try:  # a tool's answer rule is its author's code (a plug-in): its failure is one more mismatch
+            problems += run_plugin(name, lambda rule=rule: [safe_str(p, 300) for p in rule(answer, data) or ()])
+        except PluginError as failed:
+            problems.append(f"答案规则 {name} 出错：{failed.detail}")
     return problems
 
 
@@ -192,7 +184,7 @@ def check_answer(answer: str, *tool_results: Any, question: str | None = None,
     Raises ValueError when answer is not a str or a tool result is None.
     """
     if not isinstance(answer, str):
-        raise ValueError(f"answer must be the model's final text (str), got {type(answer).__name__}")
+        raise ValueError(f"answer 应是模型最后的回答文字（str），收到 {type(answer).__name__}：请传 run.answer 这样的字符串")
     outcomes = [_outcome(r) for r in tool_results]
     allowed = numbers_in_value([o.payload for o in outcomes]) | set(numbers_in_text(question or ""))
     found = numbers_in_text(_LIST_MARKER.sub("", answer))
@@ -200,7 +192,7 @@ def check_answer(answer: str, *tool_results: Any, question: str | None = None,
     failed = [o for o in outcomes if o.failed]
     mismatches: list[str] = []
     if failed and not any(word in answer for word in FAILURE_WORDS):
-        codes = "、".join(o.code or "错误" for o in failed)
+        codes = "、".join(o.error_code or "错误" for o in failed)
         mismatches.append(f"工具返回了错误（{codes}），回答却没有说明失败")
     for number in unsupported:
         mismatches.append(f"工具失败了，回答中却出现了数字 {_show(number)}（没有依据的数据）"

@@ -14,7 +14,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .results import INTERRUPTS, safe_str
+from .guard import PluginError, run_plugin
+from .redaction import safe_str
 
 __all__ = ["WireFormat", "FORMATS", "BUILT_IN", "ToolCall", "register_format", "get_format", "parse_tool_call",
            "wrap_result", "CHAT_COMPLETIONS", "RESPONSES", "ANTHROPIC"]
@@ -56,13 +57,8 @@ def _decode(arguments: Any) -> tuple[Any, str | None]:
 
 
 def field_of(obj: Any, key: str) -> Any:
-    """obj[key] for a dict, obj.key for an SDK object; None when missing. Never raises."""
-    try:
-        return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
-    except BaseException as exc:  # a property that raises anything (a half-built SDK object): the field is missing
-        if isinstance(exc, INTERRUPTS):
-            raise
-        return None
+    """obj[key] for a dict, obj.key for an SDK object; None when missing."""
+    return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
 
 
 def make_call(call_id: Any, name: Any, arguments: Any) -> ToolCall:
@@ -77,9 +73,9 @@ class WireFormat:
 
     tool_schema(name, description, parameters) -> one entry of the request's tools list.
     result_message(call_id, content, is_error) -> the message or block carrying a result.
-    parse_call(raw) -> ToolCall; must never raise (missing fields come back empty).
+    parse_call(raw) -> ToolCall; missing fields come back empty.
     looks_like(raw) -> whether a raw tool call is in this format (for parse_tool_call
-    without a format); must never raise.
+    without a format).
     """
 
     name: str
@@ -156,12 +152,6 @@ def _error_content(name: str, why: str) -> str:
                        "execution_time_ms": 0.0, "error_code": "PLUGIN_ERROR"}, ensure_ascii=False)
 
 
-def _failure(exc: BaseException) -> str:
-    if isinstance(exc, INTERRUPTS):
-        raise exc
-    return f"{type(exc).__name__}: {safe_str(exc, 200)}"
-
-
 def _try_out(fmt: WireFormat) -> None:
     """Call each of the format's functions once on a sample; ValueError (Chinese) naming the one that fails."""
     error_sample = _error_content(fmt.name, "示例")  # what wrap_result falls back to: it must work too
@@ -174,9 +164,9 @@ def _try_out(fmt: WireFormat) -> None:
         if not callable(getattr(fmt, part)):
             raise ValueError(f"消息格式 {fmt.name!r} 的 {part} 应是函数，实际是 {type(getattr(fmt, part)).__name__}")
         try:
-            value = trial()
-        except BaseException as exc:  # GeneratorExit too: only KeyboardInterrupt and SystemExit propagate
-            raise ValueError(f"消息格式 {fmt.name!r} 的 {part} 在示例数据上出错（{_failure(exc)}），没有注册；"
+            value = run_plugin(part, trial)
+        except PluginError as failed:
+            raise ValueError(f"消息格式 {fmt.name!r} 的 {part} 在示例数据上出错（{failed.detail}），没有注册；"
                              "先单独调用它试一试") from None
         if not isinstance(value, wanted):
             raise ValueError(f"消息格式 {fmt.name!r} 的 {part} 应返回 {wanted.__name__}，"
@@ -188,7 +178,7 @@ def register_format(fmt: WireFormat, *, replace: bool = False) -> WireFormat:
 
     Each of its four functions is tried on a sample (a tool schema, a success
     result and the error result wrap_result falls back to, a Chat Completions
-    call): one that raises anything or returns the wrong type is refused with a
+    call): one that raises or returns the wrong type is refused with a
     ValueError naming it, so a broken format fails here, not in the middle of a
     run. A built-in name ("openai_chat", "openai_responses",
     "anthropic") is replaced only with replace=True (the toolkit's own format
@@ -207,21 +197,20 @@ def register_format(fmt: WireFormat, *, replace: bool = False) -> WireFormat:
 
 
 def _message(fmt: WireFormat, call_id: str, content: str, is_error: bool) -> tuple[dict | None, str]:
-    """(fmt.result_message(...) as a plain dict, "") or (None, why it failed); raises only interrupts."""
+    """(fmt.result_message(...) as a plain dict, "") or (None, why it failed)."""
     try:
-        message = fmt.result_message(call_id, content, is_error)
-        if isinstance(message, dict):
-            return dict(dict.items(message)), ""  # a plain copy: a dict subclass's own methods are not called again
-        return None, f"result_message 返回了 {safe_str(type(message).__name__, 60)}，不是 dict"
-    except BaseException as exc:  # GeneratorExit too: a format's own bug, it runs inline
-        return None, _failure(exc)
+        message = run_plugin("result_message", lambda: fmt.result_message(call_id, content, is_error))
+    except PluginError as failed:
+        return None, failed.detail
+    if isinstance(message, dict):
+        return dict(message), ""
+    return None, f"result_message 返回了 {type(message).__name__}，不是 dict"
 
 
 def wrap_result(fmt: WireFormat, call_id: str, content: str, is_error: bool) -> dict:
     """`fmt.result_message(call_id, content, is_error)`, where a format's own bug does not raise.
 
-    A result_message that raises (anything but KeyboardInterrupt or SystemExit:
-    GeneratorExit too) or returns something other than a dict is called again
+    A result_message that raises or returns something other than a dict is called again
     with an error content instead (status "error", error_code "PLUGIN_ERROR",
     the exception named): the model reads a failure in the API's own shape, the
     run goes on. When that fails too, a format registered under a built-in name
@@ -256,7 +245,7 @@ def get_format(fmt: "str | WireFormat") -> WireFormat:
     found = FORMATS.get(fmt) if isinstance(fmt, str) else None
     if found is None:
         names = ", ".join(repr(n) for n in FORMATS)
-        raise ValueError(f"fmt 只能是 {names} 之一（或一个 WireFormat），收到的是 {fmt!r}")
+        raise ValueError(f"fmt 只能是 {names} 之一（或一个 WireFormat），收到的是 {fmt!r}：请改成其中之一")
     return found
 
 
@@ -272,10 +261,8 @@ def parse_tool_call(tool_call: Any, fmt: "str | WireFormat | None" = None) -> To
         return get_format(fmt).parse_call(tool_call)
     for candidate in FORMATS.values():
         try:
-            if candidate.looks_like(tool_call):
-                return candidate.parse_call(tool_call)
-        except BaseException as exc:  # a registered format's reader that raises anything: try the next one
-            if isinstance(exc, INTERRUPTS):
-                raise
+            if run_plugin(candidate.name, lambda fmt=candidate: fmt.looks_like(tool_call)):
+                return run_plugin(candidate.name, lambda fmt=candidate: fmt.parse_call(tool_call))
+        except PluginError:  # a registered format is a plug-in: one whose reader fails leaves the call to the next
             continue
     return _chat_call(tool_call)

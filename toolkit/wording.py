@@ -9,7 +9,8 @@ from __future__ import annotations
 
 __all__ = ["GIVE_UP_REASONS", "samples", "seconds", "attempt_timed_out", "gave_up", "partial_missing", "circuit_open",
            "fallback_note", "fallback_unavailable_note", "fallback_refused", "unknown_tool", "arguments_not_json",
-           "arguments_not_object", "arguments_invalid", "bad_tool_schema", "plugin_failed", "plugin_wrong_type",
+           "arguments_not_object", "arguments_invalid", "bad_tool_schema", "schema_too_slow", "plugin_failed",
+           "plugin_wrong_type", "bad_tokens", "frozen_outcome", "not_a_tool",
            "unreadable_output", "max_retries_beside_policy", "bad_max_retries", "bad_seconds"]
 
 GIVE_UP_REASONS = {
@@ -59,8 +60,11 @@ def fallback_unavailable_note(tool: str, fallback: str) -> str:
     return f"工具 {tool} 的服务暂时不可用（重试后仍失败）；这是备用工具 {fallback} 的结果"
 
 
-def fallback_refused(tool: str, fallback: str, why: str) -> str:
-    return f"工具 {tool} 已熔断，备用工具 {fallback} 不接受这组参数：{why}"
+def fallback_refused(tool: str, fallback: str, why: str, circuit_open: bool) -> str:
+    """The fallback could not take the call's arguments; `circuit_open` says why it was asked (else: the tool's
+    service was down after its retries)."""
+    reason = f"工具 {tool} 已熔断" if circuit_open else f"工具 {tool} 的服务暂时不可用（重试后仍失败）"
+    return f"{reason}，备用工具 {fallback} 不接受这组参数：{why}"
 
 
 def unknown_tool(name: str, known: list[str]) -> str:
@@ -81,6 +85,11 @@ def arguments_invalid(tool: str, where: str, detail: str) -> str:
 
 def bad_tool_schema(tool: str, detail: str) -> str:
     return f"工具 {tool} 的参数定义有误：{detail}"
+
+
+def schema_too_slow(tool: str, limit: float) -> str:
+    """An argument check that passed its time limit (toolkit.schemas): the schema is at fault, not the model."""
+    return f"工具 {tool} 的参数没能在 {seconds(limit)} 秒内按它的参数定义检查完（定义过于复杂），这次没有调用它"
 
 
 def plugin_failed(plugin: str, detail: str) -> str:
@@ -104,12 +113,27 @@ def max_retries_beside_policy(max_retries: object, call: str) -> str:
 
 def bad_max_retries(value: object) -> str:
     """The ValueError for a RetryPolicy whose max_retries is not an int >= 0 (a student's mistake)."""
-    return f"max_retries 是第一次之后最多再试几次，应该是不小于 0 的整数，收到的是 {value!r}"
+    return f"max_retries 是第一次之后最多再试几次，应该是不小于 0 的整数，收到的是 {value!r}：请改成 0 或正整数，例如 3"
 
 
 def bad_seconds(name: str, value: object) -> str:
     """The ValueError for a RetryPolicy time limit (attempt_timeout, deadline) that is not a positive number."""
-    return f"{name} 应该是大于 0 的秒数，或者 None（不设限），收到的是 {value!r}"
+    return f"{name} 应该是大于 0 的秒数，或者 None（不设限），收到的是 {value!r}：请改成正数或 None"
+
+
+def bad_tokens(name: str, value: object) -> str:
+    """The ValueError for a RetryBudget setting that is not a whole number of tokens >= 0."""
+    return f"RetryBudget 的 {name} 应是不小于 0 的整数（令牌数），收到 {value!r}：请改成 0 或正整数"
+
+
+def frozen_outcome(name: str) -> str:
+    """The AttributeError for setting a field of a RetryOutcome, a record of what happened."""
+    return f"RetryOutcome 是记录下来的结果，不能修改 {name}：需要不同的值请另建一个变量"
+
+
+def not_a_tool(where: str, value: object) -> str:
+    """The TypeError for a tool's result handed over where the tool itself is wanted (a student's mistake)."""
+    return f"{where} 应是工具函数本身，收到 {type(value).__name__}：请传函数名，不要加括号调用它"
 
 
 def samples() -> list[str]:
@@ -119,10 +143,11 @@ def samples() -> list[str]:
             gave_up("请求超时", 1, "not_idempotent", None), partial_missing("北京的天气接口超时"),
             circuit_open("get_weather", 30.0), fallback_note("get_weather", "get_weather_backup"),
             fallback_unavailable_note("get_weather", "get_weather_backup"),
-            fallback_refused("get_weather", "get_weather_backup", "缺少参数 city"),
+            fallback_refused("get_weather", "get_weather_backup", "缺少参数 city", True),
+            fallback_refused("get_weather", "get_weather_backup", "缺少参数 city", False),
             unknown_tool("get_wether", ["get_weather", "search_flights"]),
             arguments_not_json("get_weather", "Expecting value"), arguments_not_object("get_weather", "list"),
             arguments_invalid("get_weather", "city", "'火星' is not one of ['上海']"),
-            bad_tool_schema("get_weather", "'no-such-type' is not valid"),
+            bad_tool_schema("get_weather", "'no-such-type' is not valid"), schema_too_slow("get_weather", 1.0),
             plugin_failed("parse", "KeyError: 'data'"), plugin_wrong_type("truncate", "字符串 str", "NoneType"),
-            unreadable_output("RuntimeError: __class__")]
+            unreadable_output("StoreClosed: 存储已关闭")]

@@ -111,7 +111,7 @@ def test_the_failure_tree_sends_to_the_fallback_exactly_the_statuses_the_executo
     for status in to_fallback | not_to_fallback:
         info = classify_error(HTTPStatusError(status))
         assert info.retryable, f"{status} is retried first, as the tree says"
-        assert (info.code in UNAVAILABLE_CODES) == (status in to_fallback), status
+        assert (info.error_code in UNAVAILABLE_CODES) == (status in to_fallback), status
     _, result = fallback_run(local_weather, writes=False, fault="server_error")
     assert (result.name, result.error_code) == ("weather_primary", "SERVER_ERROR"), "a 500 is not sent to the fallback"
 

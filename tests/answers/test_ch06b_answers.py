@@ -73,7 +73,7 @@ def test_q2_the_trace_holds_two_timeouts_then_ok_with_jittered_waits_and_none_af
     trace = _sales_trace()
     assert len(trace) == number(said_here, r"^(\d+) 次") == 3
     assert [a.outcome for a in trace] == ["timeout", "timeout", "ok"]
-    assert [a.code for a in trace[:2]] == [said(said_here, r"错误码 `(\w+)`")] * 2
+    assert [a.error_code for a in trace[:2]] == [said(said_here, r"错误码 `(\w+)`")] * 2
     waits = [float(w) for w in re.findall(r"约 ([\d.]+) 秒和 ([\d.]+) 秒", said_here)[0]]
     assert [round(a.wait_after, 2) for a in trace[:2]] == waits and waits[0] != waits[1]
     assert trace[2].wait_after == 0

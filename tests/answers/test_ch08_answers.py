@@ -93,10 +93,10 @@ def test_faults_are_drawn_per_call_so_retries_move_them_onto_other_queries():
         return executor.call_history
 
     history, _ = _simulated(by_executor)
-    attempts = [a.code or "ok" for r in history for a in r.trace]
+    attempts = [a.error_code or "ok" for r in history for a in r.trace]
     kinds = {"ok": "ok", "TIMEOUT": "TimeoutError", "PERMISSION_DENIED": "PermissionError"}
     assert [kinds[a] for a in attempts] == drawn[:len(attempts)], "each attempt takes the next draw, whatever the query"
     failed_first = [q for q, outcome in zip(queries, drawn) if outcome != "ok"]
     failed_second = [r.args_summary for r in history if not r.ok]
     assert failed_first == ["上海天气", "上海酒店", "上海博物馆门票"] and failed_second == ["北京飞上海航班"]
-    assert history[0].trace[0].code == "TIMEOUT" and history[0].ok
+    assert history[0].trace[0].error_code == "TIMEOUT" and history[0].ok

@@ -5,7 +5,7 @@ def make_result(name, value, error, failures, ms):
     """retry 交回的 (结果, 错误说明) → ToolResult：失败是一条错误结果；成功时打开信封，模型只读 data。"""
     if error is not None:                     # 说明来自你的 retry，种类和错误码来自最后一次失败
         info = failures[-1]
-        return ToolResult(name, None, error, ms, info.error_type, len(failures), info.code)
+        return ToolResult(name, None, error, ms, info.error_type, len(failures), info.error_code)
     data, source, _ = unwrap_envelope(value)  # 成功的信封：模型只读 data（第 01 章）
     return ToolResult(name, data, None, ms, attempts=len(failures), source=source)
 
@@ -47,7 +47,7 @@ class RetryExecutor:
                     value = await value
                 info = error_from_envelope(value) # 第 01 章：工具在返回值里报告的失败
                 if info is not None:              # 变成异常，你的 retry 才看得见
-                    raise (RetryableToolError if info.retryable else FatalToolError)(info.message, code=info.code)
+                    raise (RetryableToolError if info.retryable else FatalToolError)(info.message, error_code=info.error_code)
             except Exception as exc:
                 failures.append(classify_error(exc))  # 第 03 章：可重试 / 不可重试，错误码
                 raise

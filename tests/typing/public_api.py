@@ -15,9 +15,10 @@ from toolkit import (Backoff, CircuitBreaker, ErrorCode, PartialResult, RetryBud
                      inject_faults, parse_tool_call, parse_tool_result, shrink_json, smart_truncate, use_clock)
 from toolkit.agent import AgentRun, run_agent
 from toolkit.clock import Clock
-from toolkit.hooks import BreakerState
+from toolkit.breaker import BreakerState
+from toolkit.decisions import Action, Decision
 from toolkit.results import ErrorInfo
-from toolkit.retry import Attempt, RetryOutcome
+from toolkit.retry import Attempt, RetryOutcome, retry_call
 from toolkit.truncate import Truncation, truncate_parts
 from toolkit.verify import AnswerCheck, check_answer
 from toolkit.wire import ToolCall
@@ -32,10 +33,10 @@ async def chapter_03() -> None:
     assert_type(outcome, RetryOutcome)
     result, error = outcome
     assert_type(error, "str | None")
-    assert_type(outcome.attempts, "tuple[Attempt, ...]")
+    assert_type(outcome.trace, tuple[Attempt, ...])
     policy = RetryPolicy(max_retries=2, backoff=Backoff(base=0.5, jitter="full"), attempt_timeout=5.0)
     assert_type(policy.backoff.schedule(3), "list[float]")
-    assert_type(await policy.call(search, query="x"), RetryOutcome)
+    assert_type(await retry_call(policy, search, (), {"query": "x"}), RetryOutcome)
     assert_type(classify_error(TimeoutError()), ErrorInfo)
     assert_type(ErrorCode.TIMEOUT == "TIMEOUT", bool)
 
@@ -53,10 +54,10 @@ async def chapter_06() -> None:
                 ToolResult)
     assert_type(await executor.run_tool_calls([parse_tool_call({"id": "c2"})]), "list[ToolResult]")
     assert_type(executor.get_summary(), dict)
-    assert_type(events[0].state, "BreakerState | None")
+    assert_type(events[0].state, BreakerState | None)
     assert_type(events[0].tokens, "int | None")
     tool = registry.get("search")
-    assert_type(tool, "Tool | None")
+    assert_type(tool, Tool | None)
     call = parse_tool_call({"id": "c3", "function": {"name": "search", "arguments": '{"query": "x"}'}})
     assert_type(call, ToolCall)
     assert_type(call.parse_error, "str | None")
@@ -72,7 +73,9 @@ def chapters_01_02_04_05() -> None:
     partial = ToolResult("weather", {"上海": "晴"}, "部分结果缺失", error_type="partial")
     assert_type(format_tool_message("weather", "call_1", partial, fmt="anthropic"), dict)
     assert_type(format_tool_message("weather", "call_1", PartialResult({"上海": "晴"}, "北京超时")), dict)
-    assert_type(evaluate_tool_result(partial, "天气怎么样"), dict)
+    decision = evaluate_tool_result(partial, "天气怎么样")
+    assert_type(decision, Decision)
+    assert_type(decision["action"], Action)
     assert_type(TaskContext("任务", ["一", "二"]).advance(), TaskContext)
 
 
@@ -94,7 +97,7 @@ def charts() -> None:
     assert_type(retry_timeline([]), Figure)  # names the package loads on first use keep their types
     assert_type(truncation_map("abc", "ab"), Figure)
     assert_type(truncation_parts("abc", "ab"), "dict[str, int]")
-    assert_type(TimelineChart, "type[Timeline]")
+    assert_type(TimelineChart, type[Timeline])
     assert_type(LiveCharts(), LiveCharts)
 
 

@@ -13,7 +13,8 @@ import os
 import sys
 from typing import Any, Sequence
 
-from ..results import ErrorCode, redact, safe_str
+from ..redaction import redact, safe_str
+from ..results import ErrorCode
 from .record import AgentRun
 
 __all__ = ["main", "EMPTY_QUESTION", "mistake_notes", "decode_text"]

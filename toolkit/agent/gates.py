@@ -2,9 +2,9 @@
 
 `ApprovalGate` is the loop's way of running a reply's tool calls when some of them need approval
 (toolkit.approval), their own or their fallback's: the calls before such a call run, then the `approve` setting
-decides; with no decision the run pauses (`Paused`) and `resume(run, approved, reason)` goes on from that call. `cleared(clear, messages)` is
-what the model is sent under run_agent's `clear=`: a ClearPolicy, or a student's function, whose failure never
-stops the run.
+decides; with no decision the run pauses (`Paused`) and `resume(run, approved, reason)` goes on from that call.
+`cleared(clear, messages)` is what the model is sent under run_agent's `clear=`: a ClearPolicy, or a student's
+function, whose failure never stops the run.
 """
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import Any, Callable, Sequence
 
 from ..approval import PendingCall, decide, denied_result
 from ..clearing import ClearPolicy
-from ..plugins import own_failure
-from ..results import safe_str
+from ..guard import PluginError, run_plugin
+from ..redaction import safe_str
 from ..wire import ToolCall
 from .record import AgentRun
 from .sync import call_plugin
@@ -100,13 +100,10 @@ def cleared(clear: "ClearPolicy | Callable[[list], list]", messages: list[dict])
     whole list went instead when the function raised or returned something that is not a list of messages."""
     if isinstance(clear, ClearPolicy):
         return clear.apply(messages).messages, None
-    try:
-        value = call_plugin(clear, copy.deepcopy(messages))  # a copy: a function that edits in place edits no record
-        if isinstance(value, list) and all(isinstance(m, dict) for m in value):
-            return value, None
-        why = f"clear 应返回消息列表，实际返回了 {type(value).__name__}"
-    except BaseException as exc:
-        if not own_failure(exc):
-            raise
-        why = f"插件 clear 出错（{type(exc).__name__}: {safe_str(exc, 200)}）"
-    return messages, why + "，这一轮发送了完整的对话"
+    try:  # a copy: a function that edits in place edits no record
+        value = run_plugin("clear", lambda: call_plugin(clear, copy.deepcopy(messages)))
+    except PluginError as failed:
+        return messages, f"插件 clear 出错（{failed.detail}），这一轮发送了完整的对话"
+    if isinstance(value, list) and all(isinstance(m, dict) for m in value):
+        return value, None
+    return messages, f"clear 应返回消息列表，实际返回了 {type(value).__name__}，这一轮发送了完整的对话"

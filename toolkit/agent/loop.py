@@ -24,16 +24,12 @@ result presented directly is shown as complete, a summary replaces the data),
 so the model reads what the road decided. An evaluate that takes a `next_step`
 keyword is told the task's step still to do after this one (from the TaskContext).
 
-Three plug-in points let a student replace one piece (each a keyword of run_agent):
-format_message (how a result becomes the tool message), evaluate (what to do
-with a result: recorded, and put in the message) and check (the verdict on the
-final answer, in run.check). Each may be sync or async (an async one is awaited).
-A plug-in that raises (GeneratorExit and a CancelledError of its own included)
-or returns the wrong type never crashes the run: the model gets an error result
-(PLUGIN_ERROR, naming the plug-in), or the run gets an error reason. What
-format_message returns is treated like tool output (toolkit.plugins.plugin_message):
-only role, tool_call_id and content pass, the content redacted, within the
-budget, with warnings for instruction-like text.
+Three plug-in points let a student replace one piece (each a keyword of run_agent, sync or async):
+format_message (how a result becomes the tool message), evaluate (what to do with a result:
+recorded, and put in the message) and check (the verdict on the final answer, in run.check).
+Each runs under toolkit.guard.run_plugin: one that fails in any way never crashes the run, the
+model gets an error result (PLUGIN_ERROR, naming the plug-in) or the run an error reason. What
+format_message returns is treated like tool output (toolkit.plugins.plugin_message).
 """
 from __future__ import annotations
 
@@ -47,11 +43,13 @@ from ..clearing import ClearPolicy, context_chars, with_read_more
 from ..clock import get_clock
 from ..decisions import apply_decision, evaluate_tool_result
 from ..executor import ToolExecutor
+from ..guard import PluginError, run_plugin
 from ..messages import decision_for_model, format_tool_message
-from ..plugins import MESSAGE_FIELDS_CHARS, is_awaitable, own_failure, plugin_message
+from ..plugins import MESSAGE_FIELDS_CHARS, plugin_message
+from ..redaction import redact, safe_str
 from ..registry import ToolRegistry
-from ..results import FATAL, RETRYABLE, ErrorCode, ToolResult, redact, safe_str
-from ..retention import OutputBudget
+from ..results import FATAL, RETRYABLE, ErrorCode, ToolResult
+from ..retention import ArtifactBudget
 from ..safety import redact_value
 from ..task_context import TaskContext, split_steps, with_task_context
 from ..wire import ToolCall, parse_tool_call
@@ -72,7 +70,7 @@ FormatMessage = Callable[[str, str, ToolResult], Any]
 """format_message(tool_name, tool_call_id, result) -> the Chat Completions tool message
 {"role": "tool", "tool_call_id": tool_call_id, "content": str} (sync or async)."""
 Evaluate = Callable[[ToolResult, str], Any]
-"""evaluate(result, user_query) -> a decision dict such as evaluate_tool_result returns
+"""evaluate(result, user_query) -> a decision dict such as the Decision evaluate_tool_result returns
 ({"action", "suggestion", ...}; the action and the suggestion go into the tool message and the loop acts on
 the action, see apply_decision; one that also takes `next_step=` gets the task's next step; sync or async)."""
 Check = Callable[[str, list], Any]
@@ -96,7 +94,8 @@ def task_context_for(question: str, task_context: TaskContext | bool | str = "au
         if task_context == "auto" and len(steps) < 2:
             return None
         return TaskContext(task=question.strip(), steps=steps)
-    raise ValueError(f"task_context must be 'auto', True, False or a TaskContext, got {task_context!r}")
+    raise ValueError(f"task_context 只能是 'auto'、True、False 或一个 TaskContext，收到 {task_context!r}："
+                     "请改用其中之一（'auto' 是默认值）")
 
 
 def run_agent(question: str, *, client: Any = None, model: str | None = None,
@@ -146,16 +145,17 @@ def run_agent(question: str, *, client: Any = None, model: str | None = None,
     < 1, a client without a model, and toolkit.llm.ConfigError (a ValueError) for a bad .env.
     """
     if not isinstance(question, str) or not question.strip():
-        raise ValueError(f"question must be a non-empty string, got {question!r}")
-    if not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1:
-        raise ValueError(f"max_turns must be an int >= 1, got {max_turns!r}")
-    if max_tool_failures is not None and (not isinstance(max_tool_failures, int)
-                                          or isinstance(max_tool_failures, bool) or max_tool_failures < 1):
-        raise ValueError(f"max_tool_failures must be an int >= 1 or None, got {max_tool_failures!r}")
+        raise ValueError(f"question（要问的问题）不能为空，收到 {question!r}：请把要问的话作为第一个参数传入，"
+                         "例如 run_agent(\"哪个类别销售额最高？\")")
+    if not _whole(max_turns) or max_turns < 1:
+        raise ValueError(f"max_turns 是最多调用几次模型，应是不小于 1 的整数，收到 {max_turns!r}：请改成 1 或更大，例如 6")
+    if max_tool_failures is not None and (not _whole(max_tool_failures) or max_tool_failures < 1):
+        raise ValueError(f"max_tool_failures 是同一工具连续失败几次后不再调用，应是不小于 1 的整数或 None，"
+                         f"收到 {max_tool_failures!r}：请改成 1 或更大，或 None（不限）")
     for name, fn in (("format_message", format_message), ("evaluate", evaluate), ("check", check),
                      ("clear", None if isinstance(clear, ClearPolicy) else clear)):
         if fn is not None and not callable(fn):
-            raise ValueError(f"{name} must be a function or None, got {type(fn).__name__}")
+            raise ValueError(f"{name} 应是一个函数或 None，收到 {type(fn).__name__}：请传函数本身（不加括号），或 None")
     client, model = _client_and_model(client, model)
     if registry is None:
         registry = executor.registry if executor is not None and len(executor.registry) else _default_registry()
@@ -175,8 +175,13 @@ def _client_and_model(client: Any, model: str | None) -> tuple[Any, str]:
         client, default_model = make_client()
         return client, model or default_model
     if not model:
-        raise ValueError("pass model='...' together with client=..., e.g. run_agent(q, client=c, model='qwen-plus')")
+        raise ValueError("传了 client 就要同时传 model：请写成 run_agent(问题, client=client, model=\"模型名\")，"
+                         "模型名与 client 连接的服务一致")
     return client, model
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _default_registry() -> ToolRegistry:
@@ -193,17 +198,14 @@ def _takes_next_step(plugin: Callable[..., Any]) -> bool:
     """Whether the plug-in has a `next_step` parameter (one whose signature cannot be read has not)."""
     try:
         return "next_step" in inspect.signature(plugin).parameters
-    except BaseException as exc:  # a plug-in object whose __signature__ raises anything: it runs inline
-        if not own_failure(exc):
-            raise
+    except (TypeError, ValueError):  # a builtin or a callable object without a signature
         return False
 
 
-def _plugin_failure(plugin: str, exc_or_text: Any, result: ToolResult) -> ToolResult:
-    """The error result the model gets instead, when the plug-in `plugin` failed on `result`."""
-    why = (f"{type(exc_or_text).__name__}: {safe_str(exc_or_text, 200)}" if isinstance(exc_or_text, BaseException)
-           else safe_str(exc_or_text, 200))
-    return ToolResult(result.name, None, f"插件 {plugin} 出错（{why}），工具 {result.name} 的结果无法交给模型",
+def _plugin_failure(failed: PluginError, result: ToolResult) -> ToolResult:
+    """The error result the model gets instead, when a plug-in failed on `result`."""
+    return ToolResult(result.name, None,
+                      f"插件 {failed.plugin} 出错（{failed.detail}），工具 {result.name} 的结果无法交给模型",
                       error_type=FATAL, error_code=ErrorCode.PLUGIN_ERROR, attempts=result.attempts, truncated=False,
                       call_id=result.call_id,
                       started_at=result.started_at, duration_ms=result.duration_ms, args_summary=result.args_summary)
@@ -230,7 +232,7 @@ class _Loop(ApprovalGate):
         self.given: dict[str, tuple[bool, str]] = {}  # call id -> a person's decision (resume)
         self.max_turns = 0
         self.failures: dict[str, list[str]] = {}  # tool name -> error codes of its failed runs since its last success
-        self.outputs = OutputBudget.of(executor)  # run.tool_results' full outputs, within the history's bytes
+        self.outputs = ArtifactBudget.of(executor)  # run.tool_results' full outputs, within the history's bytes
 
     def run(self, max_turns: int, first_turn: int = 1, leftover: Sequence[ToolCall] = ()) -> AgentRun:
         import openai  # lazy, as everywhere in the toolkit: `import toolkit.agent` stays light
@@ -360,8 +362,8 @@ class _Loop(ApprovalGate):
         return ToolResult(call.name or "(unknown)", None,
                           f"重复调用：与第 {earlier[0]} 次调用相同（同一工具、同样参数），结果不会改变，"
                           "请换参数或直接根据已有结果回答",
-                          error_type=FATAL, error_code=ErrorCode.REPEATED_CALL, attempts=0, truncated=False, call_id=call.id,
-                          started_at=self.clock.now(), args_summary=safe_str(call.arguments, 200))
+                          error_type=FATAL, error_code=ErrorCode.REPEATED_CALL, attempts=0, truncated=False,
+                          call_id=call.id, started_at=self.clock.now(), args_summary=safe_str(call.arguments, 200))
 
     def _decide(self, result: ToolResult) -> tuple[ToolResult, dict | None]:
         """Run the evaluate plug-in on `result`: (the result as the decision presents it, the decision), the
@@ -369,21 +371,24 @@ class _Loop(ApprovalGate):
         if self.evaluate is None:
             return result, None
         try:
-            if _takes_next_step(self.evaluate):
-                decision = call_plugin(self.evaluate, result, self.run_record.question, next_step=self._step_after())
-            else:
-                decision = call_plugin(self.evaluate, result, self.run_record.question)
-            if not isinstance(decision, dict):
-                raise TypeError(f"evaluate 应返回 dict，实际返回了 {type(decision).__name__}")
-            decision = dict(dict.items(decision))  # a plain copy: a dict subclass's own methods are not called again
-        except BaseException as exc:
-            if not own_failure(exc):
-                raise
-            self.run_record.decisions.append({"action": "plugin_error", "tool": result.name,
-                                              "message": safe_str(exc, 200)})
-            return _plugin_failure("evaluate", exc, result), None
+            decision, presented = run_plugin("evaluate", lambda: self._evaluated(result))
+        except PluginError as failed:
+            why = safe_str(failed.raised, 200) if failed.raised is not None else failed.detail
+            self.run_record.decisions.append({"action": "plugin_error", "tool": result.name, "message": why})
+            return _plugin_failure(failed, result), None
         self.run_record.decisions.append({"tool": result.name, **decision})
-        return apply_decision(result, decision, self.executor.result_max_chars), decision
+        return presented, decision
+
+    def _evaluated(self, result: ToolResult) -> tuple[dict, ToolResult]:
+        """The evaluate plug-in's decision (a plain dict copy), and the result as the loop acts on it."""
+        if _takes_next_step(self.evaluate):
+            decision = call_plugin(self.evaluate, result, self.run_record.question, next_step=self._step_after())
+        else:
+            decision = call_plugin(self.evaluate, result, self.run_record.question)
+        if not isinstance(decision, dict):
+            raise TypeError(f"evaluate 应返回 dict，实际返回了 {type(decision).__name__}")
+        decision = dict(decision)
+        return decision, apply_decision(result, decision, self.executor.result_max_chars)
 
     def _step_after(self) -> str | None:
         """The task's step after the one this result answers (None without a context, or at the last step)."""
@@ -395,14 +400,13 @@ class _Loop(ApprovalGate):
         format_message plug-in's, when it gives a usable one, checked like tool output; the decision is added to
         a plug-in's message too, by toolkit.plugins.plugin_message, so it reaches the model whatever formats it)."""
         if self.format_message is not None:
+            budget = self.executor.result_max_chars + MESSAGE_FIELDS_CHARS
             try:
-                message = call_plugin(self.format_message, result.name, call_id, result)
-                budget = self.executor.result_max_chars + MESSAGE_FIELDS_CHARS
-                return plugin_message(message, call_id, budget, decision_for_model(decision)), result
-            except BaseException as exc:
-                if not own_failure(exc):
-                    raise
-                result, decision = _plugin_failure("format_message", exc, result), None
+                return run_plugin("format_message", lambda: plugin_message(
+                    call_plugin(self.format_message, result.name, call_id, result), call_id, budget,
+                    decision_for_model(decision))), result
+            except PluginError as failed:
+                result, decision = _plugin_failure(failed, result), None
         return format_tool_message(result.name, call_id, result, decision=decision), result
 
     def _append_tool_message(self, turn: int, call: ToolCall, result: ToolResult) -> None:
@@ -428,12 +432,11 @@ class _Loop(ApprovalGate):
     def _check(self) -> None:
         record = self.run_record
         try:
-            record.check = call_plugin(self.check, record.answer, list(record.tool_results))
-        except BaseException as exc:
-            if not own_failure(exc):
-                raise
+            record.check = run_plugin("check", lambda: call_plugin(self.check, record.answer,
+                                                                   list(record.tool_results)))
+        except PluginError as failed:
             record.check = None
-            record.error = f"插件 check 出错：{type(exc).__name__}: {safe_str(exc, 200)}"
+            record.error = f"插件 check 出错：{failed.detail}"
 
 
 def _canonical_arguments(call: ToolCall) -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..results import ErrorCode, ToolResult, redact, safe_str
+from ..redaction import redact, safe_str
+from ..results import ErrorCode, ToolResult
 from ..shrink import dumps
 from ..task_context import TaskContext
 
@@ -30,7 +31,7 @@ class AgentRun:
     (toolkit.retention): one over a quarter of it is not kept and the oldest go first, so a long run
     does not hold every call's megabytes. A released one has `artifact` None and `artifact_released`
     (where="run") saying how big it was and why; its `data`, what the model read, stays. A tool such
-    as chapter 10's read_more reads the executor's history (`executor.read_output`), not this list.
+    as chapter 10's read_more reads the executor's history (`executor.read_artifact`), not this list.
     stopped: "answered", "max_turns" (the loop limit), "error" (the model
     endpoint failed or sent a reply that is not a chat completion; `error` says
     why and `answer` says it in Chinese) or "needs_approval" (a call to a tool that

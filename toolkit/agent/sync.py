@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import inspect
 import threading
 from typing import Any, Callable, Coroutine
-
-from ..plugins import is_awaitable
 
 __all__ = ["run_sync", "call_plugin", "CANCEL_WAIT_S"]
 
@@ -54,7 +53,7 @@ class _Runner(threading.Thread):
             self.task = loop.create_task(self.coro)
             self.started_task.set()
             self.result = loop.run_until_complete(self.task)
-        except BaseException as exc:  # handed to the caller's thread
+        except BaseException as exc:  # not a guard: the thread boundary hands whatever ended the batch to the caller
             self.error = exc
         finally:
             self.started_task.set()
@@ -84,7 +83,7 @@ def run_sync(coro: Coroutine) -> Any:
     except RuntimeError:
         box = asyncio.run(_boxed(coro))
         if box.error is not None:
-            raise box.error
+            raise box.error from None  # the coroutine's own exception, not the missing loop's
         return box.value
     caller = asyncio.current_task()  # the cell's task, blocked here while the batch runs
     runner = _Runner(coro)
@@ -122,14 +121,14 @@ async def _boxed(coro: Coroutine) -> _Box:
         return _Box(await coro)
     except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
         raise  # asyncio.run must see these as they are
-    except BaseException as exc:  # handed back to run_sync, which raises it outside asyncio.run
+    except BaseException as exc:  # not a guard: carried over asyncio.run's boundary, run_sync raises it outside
         return _Box(None, exc)
 
 
 def call_plugin(plugin: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """plugin(*args, **kwargs); an async plug-in's awaitable is awaited (run_sync: inside Jupyter's loop too)."""
     value = plugin(*args, **kwargs)
-    if is_awaitable(value):
+    if inspect.isawaitable(value):
         value = run_sync(_awaited(value))
     return value
 

@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping
 
 from ..clock import SimulatedClock, use_clock
 from ..executor import ToolExecutor
+from ..guard import PluginError, run_plugin
 from ..mine import SLOTS, Piece, folder, load, toolkit_piece, where
 from .cases import CASES, Case, toolkit_check
 from .outcome import UNFINISHED, Outcome, ends, from_part, object_of
@@ -149,18 +150,16 @@ def run_case(case: Case, pieces: Mapping[str, Callable[..., Any]] | None = None)
             errors += [r.error for r in seen if getattr(r, "error_code", None) == "PLUGIN_ERROR"]
         except KeyboardInterrupt:
             raise
-        except BaseException as exc:  # the student's loop or executor: anything, SystemExit included
+        except BaseException as exc:  # the capstone's boundary: the student's loop or executor, SystemExit too
             errors.append(f"你的 {_whose(exc, pieces)} 出错，这个用例没有跑完（{type(exc).__name__}: {str(exc)[:120]}）")
             verdict, problems = UNFINISHED, ()
         else:
             check = pieces.get("check", functools.partial(toolkit_check, case.question))
             try:
-                verdict, problems = _verdict(call_plugin(check, answer, list(results)))
-            except KeyboardInterrupt:
-                raise
-            except BaseException as exc:  # the student's check
+                verdict, problems = run_plugin("check", lambda: _verdict(call_plugin(check, answer, list(results))))
+            except PluginError as failed:
                 verdict, problems = "插件出错", ()
-                errors.append(f"你的 check 出错：{type(exc).__name__}: {str(exc)[:120]}")
+                errors.append(f"你的 check 出错：{failed.detail}")
     contents = [m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "tool"]
     return Outcome(tuple(_status(r) for r in results), tuple(c if isinstance(c, str) else str(c) for c in contents),
                    answer, verdict, problems, tuple(dict.fromkeys(str(e) for e in errors)))
@@ -262,10 +261,10 @@ class Comparison:
         head and tail so a difference at either end shows."""
         case = next((c for c in CASES if c.key == case_key), None)
         if case is None:
-            raise ValueError(f"没有叫 {case_key!r} 的用例；可选：{', '.join(c.key for c in CASES)}")
+            raise ValueError(f"没有叫 {case_key!r} 的用例：请从这些用例里选：{', '.join(c.key for c in CASES)}")
         if slot is not None and (case_key, slot) not in self.single:
             saved = "、".join(self.saved) or "（还没有保存任何部件）"
-            raise ValueError(f"{slot!r} 不是你已保存的部件；已保存：{saved}")
+            raise ValueError(f"{slot!r} 不是你已保存的部件：请从已保存的部件里选（{saved}），或先保存它")
         yours = self.mine[case_key] if slot is None else self.single[(case_key, slot)]
         diff = yours.differs_from(self.toolkit[case_key])
         lines = [f"【{case.title}】{case.question}", "不同的地方：" + ("；".join(diff) if diff else "没有")]

@@ -14,20 +14,10 @@ figures), not the text of the code.
     python -m toolkit.check exercises/                          # progress over every exercise
     python -m toolkit.check --class CLASS_DIR --html r.html --csv r.csv   # a teacher's class report
 
-The referee never shares a process with the player (ARCHITECTURE.md has the map). The referee (the shell
-command's process, a referee the kernel starts once for `check(fn)`, or pytest) holds the checks, their
-expected values and the verdicts and runs no student code. A worker (_worker.py) loads the student's object
-from cloudpickle bytes and runs it: a plain call, or a scenario a probe drives from the referee, where the
-object gets stand-ins for the tools, the model and the simulated clock that stay in the referee. Only plain
-data crosses, in a fixed vocabulary (_plain.py, _session.py): a str subclass with an always-true __eq__ is not
-a str, and nothing of the referee's is ever reachable from a worker. From a shell a loader (a worker in its
-other role) runs the notebook's cells and hands the object over as bytes to a fresh worker where no cell ran.
-
-Every request to a worker has a time limit (3 s a call, then 1 s once one hung; every wait in the checks is
-simulated): a worker that does not answer is killed, whatever it is doing, and the row says "超过 3 秒没有
-返回：是不是死循环？". The student's prints are captured per request; real time.sleep / asyncio.sleep calls
-return at once and are recorded, so a check names them. What the student's code raised, what the worker's
-death, what the checker's own bug: each has its own row (see _core.py).
+The referee (this process in a shell or pytest, a referee process the kernel starts for `check(fn)`) holds the
+checks and the verdicts and runs no student code; a worker runs the student's object, within a time limit, and
+only plain data crosses back (_player.py, _worker.py, _remote.py; ARCHITECTURE.md has the map and the protocol).
+What the student's code raised, the worker's death, the checker's own bug: each has its own row (see _core.py).
 
 From pytest (or any script): `run_checks(my_fn)` (or `run_checks(my_fn, "02")`) runs the same
 referee in the calling process and returns a Report with `.ok`, `.passed`, `.total`,
@@ -57,11 +47,7 @@ def _name_of(obj: Any) -> str:
 
 def exercise_for(obj: Any) -> Exercise | None:
     """The exercise whose student object is named like `obj`, or None."""
-    name = _name_of(obj)
-    for exercise in all_exercises():
-        if exercise.function == name:
-            return exercise
-    return None
+    return next((exercise for exercise in all_exercises() if exercise.function == _name_of(obj)), None)
 
 
 def _find(obj: Any, exercise: str | int | None) -> Exercise:

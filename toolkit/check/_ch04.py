@@ -114,7 +114,8 @@ def check_call_id(play: Any) -> None:
     for call_id in ("call_Ab12", "toolu_01XyZ"):
         msg = play(OK.name, call_id, OK)
         if not isinstance(msg, dict) or msg.get("tool_call_id") != call_id:
-            raise Fail(f"tool_call_id 应原样等于模型给的 {call_id!r}，得到 {msg.get('tool_call_id') if isinstance(msg, dict) else msg!r}")
+            got = msg.get("tool_call_id") if isinstance(msg, dict) else msg
+            raise Fail(f"tool_call_id 应原样等于模型给的 {call_id!r}，得到 {got!r}")
     raises_value_error(play, "tool_call_id 为空时（模型没法把结果对应到它的调用）", OK.name, "", OK)
 
 

@@ -14,7 +14,7 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from ._core import Check, Exercise, Fail, play, probe, simulate, tool_awaited
+from ._core import Check, Exercise, Fail, no_real_sleep, play, probe, simulate, tool_awaited
 from ._plain import describe
 from ._tools import Scripted, ScriptedSync
 
@@ -101,8 +101,7 @@ def check_transient(p: Any) -> None:
                    f"error={_said(out['error'])}")
     if not out["waits"]:
         raise Fail("重试之前没有在模拟时钟上等待：用 await get_clock().sleep(秒数)")
-    if p.sleeps:
-        raise Fail("用了真实的 sleep：请用 await get_clock().sleep(秒数)，它在模拟时钟上等待")
+    no_real_sleep(p)
 
 
 def check_max_retries(p: Any) -> None:

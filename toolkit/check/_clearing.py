@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import random
-from typing import Any
+from typing import Any, Iterator
 
 from ..clearing import tool_results
 from ._core import Fail, play, probe, simulate
@@ -103,14 +103,10 @@ def check_pairs(run: dict, messages: list, fmt: str) -> None:
         raise Fail("除了工具结果的内容，别的也变了（id、顺序、tool_calls 或别的消息）：模型靠 id 对上调用和结果，这些都不能动")
 
 
-def results_of(messages: list, fmt: str) -> list:
-    return tool_results(messages, fmt)
-
-
 def _aligned(run: dict, messages: list, fmt: str) -> tuple[list, list]:
     """(results before, results after), Fail when their number changed (the pairing is broken)."""
     out = cleared_list(run, messages)
-    before, after = results_of(messages, fmt), results_of(out, fmt)
+    before, after = tool_results(messages, fmt), tool_results(out, fmt)
     if [r.call_id for r in before] != [r.call_id for r in after]:
         raise Fail(f"工具结果从 {len(before)} 个变成了 {len(after)} 个（或 id 变了）：先保证每个调用都还有它的结果，"
                    "只替换内容")
@@ -202,3 +198,59 @@ def _contents(messages: list, fmt: str) -> list[str]:
 def check_untouched(run: dict) -> None:
     if run["mutated"]:
         raise Fail("函数改动了传进来的消息列表：run.messages 是完整的记录，清除只应作用于这一次发给模型的副本")
+
+
+class Rules:
+    """The rules chapter 10 and exercise 10 both check, each over every case: the student's function run on a
+    seeded history in `fmt`. A case is (seed, budget: a share of the results' size or that size less some
+    characters, keep_last); `near` adds budgets a few clearings meet, for stops_at_budget; `within` is the seed
+    of a short history within any budget. `exempt`, when given, is passed to the function and its tools' results
+    are never to be cleared."""
+
+    def __init__(self, fmt: str, cases: tuple, near: tuple, within: int, exempt: tuple | None = None) -> None:
+        self.fmt, self.cases, self.near, self.within, self.exempt = fmt, cases, near, within, exempt
+        self.kept = exempt or ()
+
+    def run(self, play: Any, messages: list, budget: int, keep_last: int) -> dict:
+        kwargs = {"keep_last": keep_last, **({} if self.exempt is None else {"exempt": self.exempt})}
+        return play.run("clear_run", messages=messages, args=(budget,), kwargs=kwargs)
+
+    def runs(self, play: Any, cases: tuple | None = None) -> Iterator[tuple[dict, list, int, int]]:
+        """(run, messages, budget, keep_last) for each case."""
+        for seed, share, keep_last in cases or self.cases:
+            messages = history(self.fmt, seed)
+            budget = budget_for(results_chars(messages, self.fmt), share)
+            yield self.run(play, messages, budget, keep_last), messages, budget, keep_last
+
+    def nothing_within_budget(self, play: Any) -> None:
+        messages = history(self.fmt, self.within, turns=2)
+        if self.run(play, messages, 1_000_000, 1)["out"] != messages:
+            raise Fail("所有结果加起来没超预算时，应原样返回，不清除任何结果")
+
+    def pairs_intact(self, play: Any) -> None:
+        for run, messages, _, _ in self.runs(play):
+            check_pairs(run, messages, self.fmt)
+
+    def within_budget(self, play: Any) -> None:
+        for run, messages, budget, keep_last in self.runs(play):
+            check_budget(run, messages, self.fmt, budget, keep_last, self.kept)
+
+    def stops_at_budget(self, play: Any) -> None:
+        for run, messages, budget, keep_last in self.runs(play, self.cases + self.near):
+            check_stops_at_budget(run, messages, self.fmt, budget, keep_last, self.kept)
+
+    def keeps_last(self, play: Any) -> None:
+        for run, messages, _, keep_last in self.runs(play):
+            check_keeps_last(run, messages, self.fmt, keep_last)
+
+    def oldest_first(self, play: Any) -> None:
+        for run, messages, _, keep_last in self.runs(play):
+            check_oldest_first(run, messages, self.fmt, keep_last, self.kept)
+
+    def says_how_back(self, play: Any) -> None:
+        for run, messages, _, _ in self.runs(play):
+            check_says_how(run, messages, self.fmt)
+
+    def input_untouched(self, play: Any) -> None:
+        for run, _, _, _ in self.runs(play):
+            check_untouched(run)

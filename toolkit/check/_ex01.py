@@ -6,7 +6,6 @@ the rows shown and the total said."""
 from __future__ import annotations
 
 import html
-import json
 import re
 from typing import Any
 

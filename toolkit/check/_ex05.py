@@ -9,6 +9,7 @@ from typing import Any
 from ..results import ToolResult
 from . import _ch05 as chapter
 from ._core import Check, Exercise, Fail
+from ._props import property_check
 
 STEP = "查北京到上海的航班"
 WEATHER = ToolResult("get_weather", {"城市": "北京", "天气": "晴"}, truncated=False)
@@ -57,7 +58,7 @@ def check_failure_says_left(play: Any) -> None:
         if step not in suggestion:
             raise Fail(f"{why}，任务还有下一步：{action} 的 suggestion 要写出还没做的那一步（{step}）的原文，"
                        f"模型才会告诉用户任务没做完，得到 {suggestion!r}")
-    for result, action, why in cases:  # no step left (None or ""): nothing is said to be left, both alike
+    for result, _action, why in cases:  # no step left (None or ""): nothing is said to be left, both alike
         said = {step: str(chapter.decide(play, result, next_step=step).get("suggestion", "")) for step in (None, "")}
         if "None" in said[None] or said[None] != said[""]:
             raise Fail(f"{why}，任务没有下一步了（next_step=None 或 ''）：suggestion 不该写出一步，两种写法也该一样，"
@@ -111,8 +112,6 @@ def _is_empty(data: Any) -> bool:
 
 def check_random(play: Any) -> None:
     from hypothesis import strategies as st
-
-    from ._props import property_check
 
     value = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=6),
                          lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,

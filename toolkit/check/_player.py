@@ -1,9 +1,7 @@
 """The referee's side of a check run: worker processes, the Player a check talks to, and `judge`.
 
-The referee is the process that holds the checks, their expected values and the
-verdicts (the `python -m toolkit.check` process, a notebook's referee process,
-or pytest). The student's object lives in a worker (_worker.py); a check sees
-it only through a Player:
+The student's object lives in a worker (_worker.py); a check, in the referee (see __init__.py), sees it only
+through a Player:
 
     play(*args, **kwargs)        run obj(*args, **kwargs) in the worker; the plain value comes back
     play.run("probe", **params)  run one of the exercise's probes here, on the object in the worker (_bridge.py):
@@ -11,9 +9,8 @@ it only through a Player:
     play.sleeps                  the real waits (time.sleep / asyncio.sleep) the last request asked for
     play.printed                 what the student's code printed during this check
 
-Every request has a time limit: a worker that has not answered in time is
-killed (a `while True` included) and the check fails with `Hang`; the next
-request gets a fresh worker with the object loaded again.
+Every request has a time limit: a worker that has not answered in time is killed (a `while True` included) and
+the check fails with `Hang`; the next request gets a fresh worker with the object loaded again.
 """
 from __future__ import annotations
 
@@ -192,11 +189,7 @@ class Player:
         """Run one of the exercise's probes here, in the referee, on the object in the worker: the tools and the
         clock it hands the object stay here, so its record (calls, arguments, waits) is the referee's own."""
         run = self.exercise.probe(probe)
-        if self.proc is None:
-            try:
-                self.start()
-            except LoadFailed as exc:
-                raise CheckerError(str(exc)) from None
+        self._started()
         session = self.proc.session
         session.start(self.time_limit)
         session.printed, session.sleeps = "", []
@@ -228,12 +221,15 @@ class Player:
             self.hung = True
         self.pool.prefetch()  # the next check starts on a warm worker
 
-    def _ask(self, request: tuple) -> Any:
+    def _started(self) -> None:
         if self.proc is None:
             try:
                 self.start()
             except LoadFailed as exc:
                 raise CheckerError(str(exc)) from None
+
+    def _ask(self, request: tuple) -> Any:
+        self._started()
         try:
             reply = self.proc.ask(request, self.time_limit)
             value = self.proc.session.take(reply.get("value"), handles=False)
@@ -292,7 +288,7 @@ def blob_of(obj: Any) -> bytes:
 
     module = sys.modules.get(getattr(obj, "__module__", None) or "")
     by_value = module is not None and module.__name__ != "__main__" and \
-        not module.__name__.split(".")[0] in ("toolkit", "builtins") and getattr(module, "__file__", None)
+        module.__name__.split(".")[0] not in ("toolkit", "builtins") and getattr(module, "__file__", None)
     if by_value:
         cloudpickle.register_pickle_by_value(module)
     try:

@@ -109,24 +109,20 @@ def ask(obj: Any, exercise: Exercise, only: Iterable[str] | None = None) -> Repo
 
     blob = blob_of(obj)
     header = {"exercise": exercise.number, "only": list(only) if only is not None else None}
+    checks = exercise.checks if only is None else [exercise.check(i) for i in only]
     for attempt in (1, 2):  # a referee that died (the machine was short of memory, say) is started again once
-        if _client is None or _client.proc.poll() is not None:
-            _client = _Client()
+        start()
         try:
             answer = _client.ask(header, blob)
             break
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, OSError) as exc:
             _client.close()
             _client = None
-            raise
-        except OSError as exc:
-            _client.close()
-            _client = None
+            if isinstance(exc, KeyboardInterrupt):
+                raise
             if attempt == 2:
-                checks = exercise.checks if only is None else [exercise.check(i) for i in only]
                 return not_run(exercise, checks, f"检查进程没能运行（{exc}）")
     if "referee_error" in answer:
-        checks = exercise.checks if only is None else [exercise.check(i) for i in only]
         return not_run(exercise, checks, answer["referee_error"])
     return Report.from_dict(answer)
 

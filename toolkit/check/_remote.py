@@ -108,9 +108,9 @@ class StandInClock:
         return self._link.ask("now")
 
     async def sleep(self, seconds: float) -> None:
-        from ..clock import _checked
+        from ..clock import sleep_seconds
 
-        seconds = _checked(seconds)  # NaN raises here, as it does on a SimulatedClock
+        seconds = sleep_seconds(seconds)  # NaN raises here, as it does on a SimulatedClock
         await self._link.wait(next(self._link.counter), "sleep", seconds=seconds)
 
     def __repr__(self) -> str:

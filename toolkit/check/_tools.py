@@ -47,7 +47,7 @@ class Scripted(Offer):
         if step == "value":
             raise ValueError("参数 city 不能为空")
         if step == "rate_limited":
-            raise RetryableToolError("请求过于频繁", code="RATE_LIMITED", retry_after=self.retry_after)
+            raise RetryableToolError("请求过于频繁", error_code="RATE_LIMITED", retry_after=self.retry_after)
         return step
 
     def spec(self, session: Any) -> Spec:

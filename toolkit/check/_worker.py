@@ -96,9 +96,6 @@ def _instrument_sleeps() -> None:
     asyncio.tasks.sleep = async_sleep
 
 
-_exception = exception_data  # the name the worker's replies were built with
-
-
 class Worker:
     def __init__(self, link: Any = None) -> None:
         self.link = link
@@ -118,7 +115,7 @@ class Worker:
         try:
             value = self.obj(*args, **kwargs)
         except BaseException as exc:
-            return {"raised": _exception(exc)}
+            return {"raised": exception_data(exc)}
         return {"value": encode(value)}
 
     # --- loader -----------------------------------------------------------------------
@@ -133,7 +130,7 @@ class Worker:
             self.shell = _shell()
         result = self.shell.run_cell(source, store_history=False)
         error = result.error_before_exec or result.error_in_exec
-        return {"error": _exception(error)} if error is not None else {"ok": True}
+        return {"error": exception_data(error)} if error is not None else {"ok": True}
 
     def export(self, name: str) -> dict:
         namespace = self.shell.user_ns if self.shell is not None else {}
@@ -144,7 +141,7 @@ class Worker:
         try:
             blob = cloudpickle.dumps(namespace[name])
         except Exception as exc:
-            return {"unpicklable": _exception(exc)}
+            return {"unpicklable": exception_data(exc)}
         return {"blob": base64.b64encode(blob).decode("ascii")}
 
 
@@ -188,8 +185,8 @@ def serve(conn: Any, sandbox: dict | None = None) -> None:
         REAL_SLEEPS.clear()
         captured = io.StringIO()
 
-        def report() -> dict:
-            return {"sleeps": list(REAL_SLEEPS), "printed": captured.getvalue()[:2000]}
+        def report() -> dict:  # called within this turn of the loop
+            return {"sleeps": list(REAL_SLEEPS), "printed": captured.getvalue()[:2000]}  # noqa: B023
 
         with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
             if op == "invoke":
@@ -203,9 +200,9 @@ def serve(conn: Any, sandbox: dict | None = None) -> None:
             except BaseException as exc:  # the student's object failing to load, or the worker's own failure
                 frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
                 where = f"{os.path.basename(frame[0].filename)}:{frame[0].lineno}" if frame else ""
-                reply = {"failed": _exception(exc), "where": where, "asked": op}
+                reply = {"failed": exception_data(exc), "where": where, "asked": op}
         reply.update(report())
         try:
             link.send(reply)
         except (TypeError, ValueError) as exc:
-            link.send({"failed": _exception(exc), "asked": op, "sleeps": [], "printed": ""})
+            link.send({"failed": exception_data(exc), "asked": op, "sleeps": [], "printed": ""})

@@ -82,8 +82,8 @@ def exercise_text(solution_path: Path) -> str:
     return nbformat.writes(make_exercise(nb)) + "\n"
 
 
-NBGRADER_CONFIG = f"""# nbgrader's settings for the exercises of Tool Result Lab (written by python -m toolkit.check.build)
-c = get_config()  # noqa: F821
+NBGRADER_CONFIG = ("# nbgrader's settings for the exercises of Tool Result Lab "
+                   "(written by python -m toolkit.check.build)\n") + f"""c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = "tool-result-lab"
 # the solution cells are cleared to the same stub as exercises/ has, at the same indentation
 c.ClearSolutions.code_stub = {{"python": {chr(10).join(s.format(indent="") for s in STUB)!r}}}
@@ -208,7 +208,8 @@ def _run(args: argparse.Namespace) -> int:
     changed = build(args.solutions, args.exercises, check_only=args.check)
     if args.check:
         for name in changed:
-            print(f"exercises/{name} 与 solutions/sol{name.removeprefix('ex')} 生成的结果不一致：运行 python -m toolkit.check.build")
+            print(f"exercises/{name} 与 solutions/sol{name.removeprefix('ex')} 生成的结果不一致："
+                  "运行 python -m toolkit.check.build")
         return 1 if changed else 0
     for name in changed:
         print(f"已生成 exercises/{name}")

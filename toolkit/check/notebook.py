@@ -159,7 +159,8 @@ def run_notebook(path: str | Path, *, time_limit: float = TIME_LIMIT, cell_timeo
             return NotebookRun(path, not_run(exercise, exercise.checks, problem), notes[:-1])
         blob, problem = _export(loader, exercise.function, notes, cell_timeout)
         if blob is None:
-            return NotebookRun(path, not_run(exercise, exercise.checks, problem), [n for n in notes if n not in problem])
+            return NotebookRun(path, not_run(exercise, exercise.checks, problem),
+                               [n for n in notes if n not in problem])
         later: list[str] = []
         rest = threading.Thread(target=_run_cells, args=(loader, [], cells[at + 1:], later, cell_timeout), daemon=True)
         rest.start()

@@ -37,7 +37,8 @@ def make_client(settings: Settings | None = None) -> "tuple[openai.OpenAI, str]"
 
     settings = load_settings() if settings is None else settings
     if not isinstance(settings, Settings):
-        raise TypeError(f"make_client expects toolkit.llm.Settings (from load_settings()), got {type(settings).__name__}")
+        raise TypeError(f"make_client 需要 load_settings() 给出的 Settings，收到 {type(settings).__name__}："
+                        "请不传参数（自动读取 .env），或传 make_client(load_settings())")
     if settings.offline:
         server = shared_offline_server()
         client = _OFFLINE_CLIENTS.get(server.base_url)

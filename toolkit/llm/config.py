@@ -70,7 +70,7 @@ def mask_url(url: str | None) -> str | None:
         masked = parts._replace(netloc=netloc, query=query, fragment="").geturl()
     except ValueError:
         return "***"
-    from ..results import redact
+    from ..redaction import redact
 
     return redact(masked)
 

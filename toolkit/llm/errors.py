@@ -1,7 +1,7 @@
 """What went wrong with the model endpoint, said once in Chinese: describe_model_error, BadModelReply."""
 from __future__ import annotations
 
-from ..results import redact, safe_str
+from ..redaction import redact, safe_str
 
 __all__ = ["describe_model_error", "BadModelReply"]
 

@@ -14,10 +14,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..results import safe_str
+from ..redaction import safe_str
 from .errors import BadModelReply
 
-__all__ = ["ModelReply", "read_reply", "BadModelReply"]
+__all__ = ["ModelReply", "read_reply"]
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,8 @@ class ModelReply:
     """One assistant turn: its text (or None), its tool calls as plain dicts, and why it stopped."""
 
     content: str | None
-    tool_calls: list[dict] = field(default_factory=list)  # {"id", "type": "function", "function": {"name", "arguments"}}
+    # each {"id", "type": "function", "function": {"name", "arguments"}}
+    tool_calls: list[dict] = field(default_factory=list)
     finish_reason: str | None = None
 
     def message(self) -> dict:

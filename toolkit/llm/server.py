@@ -238,12 +238,12 @@ class OfflineServer:
     def __init__(self, model_fn: ModelFn | None = None, *, port: int = 0,
                  max_recorded: int | None = None, request_timeout: float = REQUEST_TIMEOUT) -> None:
         if model_fn is not None and not callable(model_fn):
-            raise ValueError(f"model_fn must be a function request_dict -> response, got {type(model_fn).__name__}")
+            raise ValueError(f"model_fn 应是一个函数（请求 dict -> 回复），收到 {type(model_fn).__name__}：请传函数本身")
         if not isinstance(port, int) or not 0 <= port <= 65535:
-            raise ValueError(f"port must be an int 0-65535 (0 = any free port), got {port!r}")
+            raise ValueError(f"port 应是 0 到 65535 的整数（0 表示任选一个空闲端口），收到 {port!r}：请改成这个范围里的数")
         if isinstance(request_timeout, bool) or not isinstance(request_timeout, (int, float)) \
                 or not 0 < request_timeout < float("inf"):
-            raise ValueError(f"request_timeout must be a positive number of seconds, got {request_timeout!r}")
+            raise ValueError(f"request_timeout 应是大于 0 的秒数，收到 {request_timeout!r}：请改成正数，例如 10")
         self.request_timeout = float(request_timeout)
         self.model_fn: ModelFn = model_fn or respond
         self.port = port
@@ -268,7 +268,7 @@ class OfflineServer:
     def base_url(self) -> str:
         """http://127.0.0.1:PORT/v1 (RuntimeError before start())."""
         if self._httpd is None:
-            raise RuntimeError("the offline server is not started; call start() or use start_offline_server()")
+            raise RuntimeError("离线模型服务还没有启动：请先调用 start()，或用 start_offline_server()")
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
     def start(self) -> "OfflineServer":

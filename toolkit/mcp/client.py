@@ -25,6 +25,7 @@ import os
 import sys
 import tempfile
 import threading
+import time
 from typing import Any, Iterable, Sequence
 
 import mcp.types as types
@@ -32,8 +33,10 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
+from ..redaction import safe_str
 from ..registry import Tool, ToolRegistry
-from ..results import ErrorCode, safe_str
+from ..results import ErrorCode
+from ..schemas import SCHEMA_CHECK_SECONDS
 from .results import APPROVAL_META, KIND_META, envelope_from_result, error_envelope
 
 __all__ = ["MCPServer", "COURSE_SERVER"]
@@ -75,7 +78,7 @@ class MCPServer:
         self.timeouts = dict(timeouts or {})
         for limit in (call_timeout, start_timeout, *self.timeouts.values()):
             if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not limit > 0:
-                raise ValueError(f"时间上限应是大于 0 的秒数，收到 {limit!r}")
+                raise ValueError(f"时间上限应是大于 0 的秒数，收到 {limit!r}：请改成正数，例如 10")
         self.starts = 0
         self.tools: dict[str, types.Tool] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -176,6 +179,7 @@ class MCPServer:
             return error_envelope(ErrorCode.CONNECTION, safe_str(exc, 400), True, source)
         request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
         limit = self.timeouts.get(name, self.call_timeout)
+        sent = time.monotonic()
         try:  # send_request, not call_tool: the outputSchema check is ours (an error result, not an exception)
             result = await asyncio.wait_for(session.send_request(request, types.CallToolResult), limit)
         except TimeoutError:
@@ -191,7 +195,12 @@ class MCPServer:
             return error_envelope(ErrorCode.CONNECTION, f"MCP 服务器在调用 {name} 时出错（{why}）"
                                   f"{self._stderr_tail()}；已停止它，下次调用会重新启动", True, source)
         tool = self.tools.get(name)
-        return envelope_from_result(result, tool.output_schema if tool else None, source)
+        try:  # the server's answer, read within what is left of the call's time limit (its outputSchema check too)
+            return envelope_from_result(result, tool.output_schema if tool else None, source,
+                                        check_seconds=limit - (time.monotonic() - sent))
+        except Exception as exc:  # the MCP boundary: an answer our reading cannot take is an error result
+            return error_envelope(ErrorCode.TOOL_ERROR, f"MCP 服务器对 {name} 的回答无法读取（{type(exc).__name__}: "
+                                  f"{safe_str(exc, 160)}），结果不可信", False, source)
 
     async def call(self, name: str, arguments: dict | None = None) -> dict:
         """Call tool `name` over MCP from any event loop: the toolkit's envelope, never an exception."""
@@ -226,7 +235,8 @@ class MCPServer:
             unknown = sorted((given or set()) - known)
             if unknown:
                 raise ValueError(f"MCP 服务器没有列出工具 {'、'.join(unknown)}（它列出的：{'、'.join(sorted(known))}）")
-        registry = ToolRegistry()
+        # a model's arguments are checked against the server's inputSchema within the shortest call limit
+        registry = ToolRegistry(check_seconds=min(SCHEMA_CHECK_SECONDS, self.call_timeout, *self.timeouts.values()))
         for tool in listed:
             if wanted is not None and tool.name not in wanted:
                 continue

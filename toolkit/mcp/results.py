@@ -9,7 +9,8 @@ result over MCP becomes a ToolResult on the same road as a local tool's:
   the server gives them, else TOOL_ERROR, fatal (a tool that said it failed is
   not retried blindly);
 - structuredContent: checked against the tool's outputSchema; missing or not
-  matching is a fatal INVALID_STRUCTURED_CONTENT (the data cannot be trusted).
+  matching (or not checkable within the call's time limit) is a fatal
+  INVALID_STRUCTURED_CONTENT (the data cannot be trusted).
 Nothing here raises for what a server sends.
 """
 from __future__ import annotations
@@ -19,10 +20,13 @@ import binascii
 import json
 from typing import Any
 
-from ..registry import schema_validator
-from ..results import ErrorCode, safe_str
+from .. import wording
+from ..redaction import safe_str
+from ..results import ErrorCode
+from ..schemas import SCHEMA_CHECK_SECONDS, SchemaTooSlow, schema_problem, schema_validator
 
-__all__ = ["APPROVAL_META", "ERROR_META", "KIND_META", "INVALID_STRUCTURED_CONTENT", "envelope_from_result", "error_envelope", "block_value"]
+__all__ = ["APPROVAL_META", "ERROR_META", "KIND_META", "INVALID_STRUCTURED_CONTENT", "envelope_from_result",
+           "error_envelope", "block_value"]
 
 ERROR_META = "toolresultlab/error"  # {"code": ..., "retryable": bool} beside an isError result
 KIND_META = "toolresultlab/kind"    # a tool's kind in the toolkit ("query" / "read" / "write")
@@ -68,7 +72,7 @@ def _decoded(text: str) -> Any:
     if text[:1] in ("{", "["):
         try:
             return json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than Python's parser goes: text
             pass
     return text
 
@@ -80,38 +84,38 @@ def _content(blocks: list) -> Any:
     return values
 
 
-def _schema_problem(value: Any, schema: dict) -> str | None:
-    """Why `value` does not match `schema` (one line), or None. The schema's patterns run in linear time, like a
-    tool's argument schema's (toolkit.registry.schema_validator): the server's schema and its output are both
-    untrusted."""
+def _schema_problem(value: Any, schema: dict, seconds: float) -> str | None:
+    """Why `value` cannot be trusted as `schema`'s data (one Chinese sentence), or None. The server's schema and
+    its output are both untrusted: checked like a tool's argument schema (toolkit.schemas), within `seconds`."""
     try:
-        validator = schema_validator(schema)
-        errors = sorted(validator.iter_errors(value), key=lambda e: list(e.path))
+        problem = schema_problem(schema_validator(schema), value, seconds)
+    except SchemaTooSlow:
+        return f"structuredContent 没能在 {wording.seconds(seconds)} 秒内（调用时限剩下的时间）按 outputSchema 检查完（schema 过于复杂）"
     except Exception as exc:  # a broken outputSchema is the server's bug
-        return f"outputSchema 本身无效（{safe_str(exc, 160)}）"
-    if not errors:
-        return None
-    where = "/".join(str(p) for p in errors[0].path) or "(顶层)"
-    return f"{where}: {safe_str(errors[0].message, 200)}"
+        return f"工具的 outputSchema 本身无效（{safe_str(exc, 160)}）"
+    return None if problem is None else f"structuredContent 不符合工具的 outputSchema（{problem[0]}: {problem[1]}）"
 
 
-def envelope_from_result(result: Any, output_schema: dict | None = None, source: Any = None) -> dict:
-    """The toolkit's envelope for one `mcp.types.CallToolResult` (see the module's doc)."""
+def envelope_from_result(result: Any, output_schema: dict | None = None, source: Any = None, *,
+                         check_seconds: float = SCHEMA_CHECK_SECONDS) -> dict:
+    """The toolkit's envelope for one `mcp.types.CallToolResult` (see the module's doc); structuredContent is
+    checked against `output_schema` within `check_seconds` of real time (MCPServer gives the rest of the call's
+    time limit): a check that takes longer makes the result INVALID_STRUCTURED_CONTENT."""
     blocks = list(getattr(result, "content", None) or [])
     if getattr(result, "is_error", False):
         meta = (getattr(result, "meta", None) or {}).get(ERROR_META)
         text = " ".join(v for v in map(block_value, blocks) if isinstance(v, str)) or "工具报告了错误，但没有说明原因"
         if isinstance(meta, dict) and meta.get("code"):
-            return error_envelope(safe_str(meta["code"], 80), safe_str(text, 500), meta.get("retryable") is True, source)
+            return error_envelope(safe_str(meta["code"], 80), safe_str(text, 500), meta.get("retryable") is True,
+                                  source)
         return error_envelope(ErrorCode.TOOL_ERROR, safe_str(text, 500), False, source)
     structured = getattr(result, "structured_content", None)
     if output_schema is not None:
         if structured is None:
             return error_envelope(INVALID_STRUCTURED_CONTENT, "工具声明了 outputSchema，却没有返回 structuredContent，"
                                   "结果不可信，不要据此回答", False, source)
-        problem = _schema_problem(structured, output_schema)
+        problem = _schema_problem(structured, output_schema, check_seconds)
         if problem is not None:
-            return error_envelope(INVALID_STRUCTURED_CONTENT, f"structuredContent 不符合工具的 outputSchema（{problem}），"
-                                  "结果不可信，不要据此回答", False, source)
+            return error_envelope(INVALID_STRUCTURED_CONTENT, f"{problem}，结果不可信，不要据此回答", False, source)
     data = structured if structured is not None else _content(blocks)
     return {"status": "ok", "data": data, "source": source, "error": None}

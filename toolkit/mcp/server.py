@@ -123,15 +123,17 @@ async def run_course_tool(registry: ToolRegistry, name: str, arguments: dict) ->
         return error_result(f"没有名为 {name} 的工具", "UNKNOWN_TOOL")
     checked, refused = registry.check_arguments(tool, arguments)
     if refused is not None or checked is None:  # check_arguments gives one of the two
-        return error_result(refused.message if refused else "参数无效", str(refused.code) if refused else "INVALID_ARGUMENTS")
+        if refused is None:
+            return error_result("参数无效", "INVALID_ARGUMENTS")
+        return error_result(refused.message, str(refused.error_code))
     try:
         value = await anyio.to_thread.run_sync(lambda: tool.fn(**checked))
     except Exception as exc:  # the tool raised: its kind and code, as any error result
         raised = classify_error(exc)
-        return error_result(raised.message, str(raised.code), raised.retryable)
+        return error_result(raised.message, str(raised.error_code), raised.retryable)
     data, _source, failed = unwrap_envelope(value)
     if failed is not None:
-        return error_result(failed.message, str(failed.code), failed.retryable)
+        return error_result(failed.message, str(failed.error_code), failed.retryable)
     return success_result(data)
 
 
@@ -185,7 +187,8 @@ async def serve(demo: bool = False) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="The course's tools over MCP (stdio)")
-    parser.add_argument("--demo", action="store_true", help="also list the demo tools (hang, crash, blocks, errors, a write)")
+    parser.add_argument("--demo", action="store_true",
+                        help="also list the demo tools (hang, crash, blocks, errors, a write)")
     anyio.run(serve, parser.parse_args(argv).demo)
 
 

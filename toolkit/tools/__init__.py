@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import os
 from typing import Any, Callable
 
 from ..knowledge import teach
@@ -89,8 +90,13 @@ def default_registry(data_dir: DataDir = None) -> ToolRegistry:
     registered (ToolKnowledge.register). Schemas are read from the data files
     now, so a registry made after the data changes sees the new cities.
     data_dir: the folder every tool of this registry reads (default: `data_dir()`,
-    i.e. $TOOLKIT_DATA_DIR or data/input/); the environment is left alone.
+    i.e. $TOOLKIT_DATA_DIR or data/input/); the environment is left alone. ValueError (in Chinese) for a
+    data_dir that is not a path.
     """
+    if data_dir is not None and not isinstance(data_dir, (str, os.PathLike)):
+        raise ValueError(f"data_dir 应是一个文件夹路径（字符串或 Path），收到 {type(data_dir).__name__}："
+                         "请写成 default_registry(data_dir=\"data/input\")，或不传")
+
     def bound(fn: Callable[..., Any]) -> Callable[..., Any]:
         return fn if data_dir is None else functools.partial(fn, data_dir=data_dir)
 

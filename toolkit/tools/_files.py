@@ -21,8 +21,8 @@ from typing import Any, Union
 
 
 
-__all__ = ["DATA_DIR_ENV", "LOGICAL_PREFIX", "DataDir", "course_dir", "data_dir", "resolve_input", "find_input", "envelope", "error_envelope",
-           "load_json_data"]
+__all__ = ["DATA_DIR_ENV", "LOGICAL_PREFIX", "DataDir", "course_dir", "data_dir", "resolve_input", "find_input",
+           "envelope", "error_envelope", "load_json_data"]
 
 DATA_DIR_ENV = "TOOLKIT_DATA_DIR"
 LOGICAL_PREFIX = "data/input"  # how paths are shown to the model, whatever the real directory is

@@ -58,7 +58,7 @@ def read_more_tool(executor: Any, page_chars: int | None = None) -> Callable[...
     size = page_chars or max(executor.result_max_chars // 2, 100)
 
     def read_more(result_id: int, offset: int = 0) -> dict:
-        return executor.read_output(result_id, offset, size)
+        return executor.read_artifact(result_id, offset, size)
     return read_more
 
 

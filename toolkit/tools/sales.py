@@ -234,8 +234,10 @@ def wrong_comparisons(answer: str, data: dict) -> list[str]:
 
 
 def _ranking(category_sales: Any) -> list[tuple[str, Any]]:
-    pairs = [(i.get("category"), i.get("sales")) for i in category_sales if isinstance(i, dict)] \
-        if isinstance(category_sales, list) else list(category_sales.items()) if isinstance(category_sales, dict) else []
+    if isinstance(category_sales, list):
+        pairs = [(i.get("category"), i.get("sales")) for i in category_sales if isinstance(i, dict)]
+    else:
+        pairs = list(category_sales.items()) if isinstance(category_sales, dict) else []
     pairs = [(str(c), s) for c, s in pairs if c is not None and isinstance(s, (int, float)) and not isinstance(s, bool)]
     return sorted(pairs, key=lambda p: -p[1])
 

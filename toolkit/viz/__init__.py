@@ -67,7 +67,8 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "context_growth", "context_sizes", "retry_timeline", "TimelineChart", "call_stats", "CallStatsChart", "LiveCharts", "breaker_windows",
+    "context_growth", "context_sizes", "retry_timeline", "TimelineChart", "call_stats", "CallStatsChart", "LiveCharts",
+    "breaker_windows",
     "budget_tokens", "backoff_strategies", "thundering_herd", "budget_curve", "truncation_map", "truncation_parts",
     "sample_records", "attempt_outcome", "call_outcome", "setup_fonts", "font_family",
     "ChartFigure", "OUTCOME_COLORS", "OUTCOME_LABELS", "NOT_RUN", "NOT_RUN_COLOR", "NOT_RUN_LABEL", "INSTANT_LABEL",

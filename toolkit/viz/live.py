@@ -42,7 +42,8 @@ class LiveCharts:
         self.stats = CallStatsChart(legend=False, dpi=dpi, big=big)
         self.figures: dict[str, Figure] = {"timeline": self.timeline.figure, "stats": self.stats.figure}
 
-    def draw(self, executor: Any, events: Iterable[ToolEvent] | None = None, *, min_span: float = 0.0) -> dict[str, bytes]:
+    def draw(self, executor: Any, events: Iterable[ToolEvent] | None = None, *,
+             min_span: float = 0.0) -> dict[str, bytes]:
         """Redraw both figures for `executor`'s history (and the `events` a hook collected during the
         run: the breaker's and the budget's); returns their PNG bytes. min_span: the timeline's time axis
         spans at least this many seconds."""

@@ -27,7 +27,7 @@ def attempt_outcome(attempt: Attempt) -> str:
     """The colour class of one attempt: ok, partial, retryable, fatal or timeout."""
     if attempt.outcome in ("ok", "partial", "timeout"):
         return attempt.outcome
-    if attempt.code == ErrorCode.TIMEOUT:
+    if attempt.error_code == ErrorCode.TIMEOUT:
         return "timeout"
     return "fatal" if attempt.error_type == "fatal" else "retryable"
 
@@ -52,7 +52,7 @@ class Row:
     and for a call that never ran, the code that says why."""
 
     label: str
-    attempts: list[Attempt]
+    trace: list[Attempt]
     start: float
     note: str | None = None
 
@@ -64,7 +64,7 @@ class Rows:
 
     @property
     def attempts(self) -> int:
-        return sum(len(row.attempts) for row in self.rows)
+        return sum(len(row.trace) for row in self.rows)
 
 
 def _calls(source: Any) -> list:
@@ -105,7 +105,7 @@ def timeline_rows(source: Any) -> Rows:
             label, trace, start = f"{i}. {call.name}", list(call.trace), call.started_at
             note = None if call.trace else str(call.error_code or "未执行")
         elif isinstance(call, RetryOutcome):
-            label, trace, note = f"{i}. 调用", list(call.attempts), None
+            label, trace, note = f"{i}. 调用", list(call.trace), None
             start = trace[0].start if trace else 0.0
         else:
             label, trace, note = f"{i}. 调用", list(call), None

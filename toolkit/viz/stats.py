@@ -253,7 +253,8 @@ class CallStatsChart:
         for a in (a for r in results for a in r.trace):
             outcome = attempt_outcome(a)
             if outcome != "ok":
-                codes.setdefault("PARTIAL" if outcome == "partial" else str(a.code or ErrorCode.UNKNOWN), Counter())[outcome] += 1
+                code = "PARTIAL" if outcome == "partial" else str(a.error_code or ErrorCode.UNKNOWN)
+                codes.setdefault(code, Counter())[outcome] += 1
         order = sorted(codes, key=lambda code: (-sum(codes[code].values()), code))
         labels = [f"{name}\n成功率 {by_tool[name]['ok'] / sum(by_tool[name].values()):.0%}" for name in names]
         code_names = [code_label(code) for code in order]

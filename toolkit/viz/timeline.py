@@ -64,8 +64,8 @@ class TimelineChart:
             self.boxes = {key: ax.add_collection(PolyCollection([], facecolors=color, edgecolors="white",
                                                                 linewidths=0.4, gid=f"attempts-{key}"))
                           for key, color in OUTCOME_COLORS.items()}
-            self.instants = ax.scatter([], [], s=22 * self.k ** 2, marker="o", edgecolors="#333333", linewidths=0.5, zorder=3,
-                                       gid="instant-attempts")
+            self.instants = ax.scatter([], [], s=22 * self.k ** 2, marker="o", edgecolors="#333333", linewidths=0.5,
+                                       zorder=3, gid="instant-attempts")
             self.waits = ax.add_collection(LineCollection([], colors=WAIT_COLOR, linestyles=":", linewidths=1.2,
                                                           gid="waits"))
             self.limited = ax.add_collection(LineCollection([], colors=RETRY_AFTER_COLOR, linestyles="--",
@@ -98,7 +98,7 @@ class TimelineChart:
         limit = self.max_rows
         if limit is None or len(rows) <= limit:
             return rows, ""
-        eventful = [r for r in rows if len(r.attempts) != 1 or attempt_outcome(r.attempts[0]) != "ok"]
+        eventful = [r for r in rows if len(r.trace) != 1 or attempt_outcome(r.trace[0]) != "ok"]
         if len(eventful) <= limit:
             return eventful or rows[:limit], (f"（只画有重试、没成功或未执行的 {len(eventful)} 次）" if eventful
                                              else f"（只画前 {limit} 次）")
@@ -145,7 +145,7 @@ class TimelineChart:
             return
         t0 = min(r.start for r in found.rows)  # the batch's first attempt, also when max_rows left it out
         end = max([a.end + (a.wait_after if a.wait_after > 0 and math.isfinite(a.wait_after) else 0)
-                   for r in rows for a in r.attempts] + [r.start for r in rows])
+                   for r in rows for a in r.trace] + [r.start for r in rows])
         deadline = self.deadline if self.deadline is not None and math.isfinite(self.deadline) else 0.0
         span = max(end - t0, deadline, min_span, 1e-3)
         # what counts as too short for a bar does not depend on whether a key sits beside the axes
@@ -161,7 +161,7 @@ class TimelineChart:
         dots, dot_colors, waits, limited, skipped = [], [], [], [], []
         self._label_ends = {}
         for y, row in enumerate(rows):
-            for a in row.attempts:
+            for a in row.trace:
                 x0, x1, kind = a.start - t0, a.end - t0, attempt_outcome(a)
                 if x1 - x0 < instant:  # an attempt that took (almost) no time stays visible, as a dot
                     dots.append((x0, y))
@@ -169,11 +169,11 @@ class TimelineChart:
                 else:
                     boxes[kind].append([(x0, y - half), (x1, y - half), (x1, y + half), (x0, y + half)])
                 if a.wait_after > 0 and math.isfinite(a.wait_after):
-                    after_429 = a.code == ErrorCode.RATE_LIMITED
+                    after_429 = a.error_code == ErrorCode.RATE_LIMITED
                     (limited if after_429 else waits).append([(x1, y), (x1 + a.wait_after, y)])
                     if named:
                         self._label_wait(x1 + a.wait_after / 2, y, a.wait_after, after_429, span / axes_px)
-            if not row.attempts:
+            if not row.trace:
                 skipped.append((row.start - t0, y))
                 if named:
                     self.texts.append(ax.text(row.start - t0, y, f" {code_label(row.note)}", va="center",
@@ -201,8 +201,8 @@ class TimelineChart:
         ax.set_ylim(n - 0.5, -0.5)
         ax.set_yticks(ticks, labels, fontsize=size)
         title = self.title or f"重试时间线：{len(found.rows)} 次调用，{found.attempts} 次尝试"
-        if not self.title and any(not r.attempts for r in found.rows):
-            title += f"，{sum(1 for r in found.rows if not r.attempts)} 次未执行"
+        if not self.title and any(not r.trace for r in found.rows):
+            title += f"，{sum(1 for r in found.rows if not r.trace)} 次未执行"
         if left_out:
             title += "\n" + left_out
         if found.invalid:
@@ -234,20 +234,20 @@ class TimelineChart:
 
     def _legend_entries(self, found: Rows, dots: bool) -> list[tuple[Any, str]]:
         """(handle, label) for what this picture holds, in a fixed order."""
-        attempts = [a for r in found.rows for a in r.attempts]
+        attempts = [a for r in found.rows for a in r.trace]
         kinds = {attempt_outcome(a) for a in attempts}
         entries: list[tuple[Any, str]] = [(Patch(color=OUTCOME_COLORS[k]), OUTCOME_LABELS[k])
                                           for k in OUTCOME_COLORS if k in kinds]
         waits = [a for a in attempts if a.wait_after > 0 and math.isfinite(a.wait_after)]
-        if any(a.code != ErrorCode.RATE_LIMITED for a in waits):
+        if any(a.error_code != ErrorCode.RATE_LIMITED for a in waits):
             entries.append((Line2D([], [], color=WAIT_COLOR, linestyle=":", linewidth=1.2), "退避等待"))
-        if any(a.code == ErrorCode.RATE_LIMITED for a in waits):
+        if any(a.error_code == ErrorCode.RATE_LIMITED for a in waits):
             entries.append((Line2D([], [], color=RETRY_AFTER_COLOR, linestyle="--", linewidth=1.2),
                             "按 Retry-After 等待"))
         if dots:
             entries.append((Line2D([], [], linestyle="", marker="o", markerfacecolor="white",
                                    markeredgecolor="#333333"), INSTANT_LABEL))
-        if any(not r.attempts for r in found.rows):
+        if any(not r.trace for r in found.rows):
             entries.append((Line2D([], [], linestyle="", marker="x", color=NOT_RUN_COLOR, markeredgewidth=1.5),
                             NOT_RUN_LABEL))
         if self.deadline is not None:

@@ -40,6 +40,6 @@ from .budget import BudgetPlayground
 from .decisions import DecisionPicker
 from .failure import FAULT_KINDS, SETTINGS, FailurePanel, colour_key, summarize_batch
 
-__all__ = ["FailurePanel", "AgentPanel", "ApprovalPanel", "BudgetPlayground", "DecisionPicker", "Reveal", "presentation",
-           "colour_key", "summarize_batch", "answer_check", "FAULT_KINDS", "SETTINGS",
+__all__ = ["FailurePanel", "AgentPanel", "ApprovalPanel", "BudgetPlayground", "DecisionPicker", "Reveal",
+           "presentation", "colour_key", "summarize_batch", "answer_check", "FAULT_KINDS", "SETTINGS",
            "MODEL_BEHAVIOURS", "MARKS", "BIG_TEXT_PX"]

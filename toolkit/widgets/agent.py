@@ -74,7 +74,8 @@ class AgentPanel(RunPanel):
                  big: bool | None = None) -> None:
         super().__init__(big)
         for name, preset in (presets or {}).items():
-            if preset.get("fault", fault) not in SALES_FAULTS or preset.get("behaviour", behaviour) not in MODEL_BEHAVIOURS:
+            if (preset.get("fault", fault) not in SALES_FAULTS
+                    or preset.get("behaviour", behaviour) not in MODEL_BEHAVIOURS):
                 raise ValueError(f"preset {name!r}: fault must be one of {list(SALES_FAULTS)} and behaviour one of "
                                  f"{list(MODEL_BEHAVIOURS)}")
         self.question = W.Text(value=question, description="问题")
@@ -114,7 +115,7 @@ class AgentPanel(RunPanel):
                                    executor=ToolExecutor(registry=registry), max_turns=turns,
                                    check=answer_check(question))
             rows = [_shown(row) for row in record.rows()]
-        except BaseException as exc:
+        except BaseException as exc:  # not a guard: the panel's run boundary marks the run failed, then re-raises
             self._fail(generation, exc, self.summary)
             raise
         finally:

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import ipywidgets as W
 
-from ..results import safe_str
+from ..redaction import safe_str
 
 __all__ = ["Panel", "RunPanel", "Reveal", "button", "cell", "table", "presentation", "MARKS", "BIG_TEXT_PX"]
 

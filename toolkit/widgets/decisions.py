@@ -10,7 +10,8 @@ from ..clock import SimulatedClock, use_clock
 from ..decisions import ACTIONS, evaluate_tool_result
 from ..executor import ToolExecutor
 from ..faults import inject_faults
-from ..results import ToolResult, safe_str
+from ..redaction import safe_str
+from ..results import ToolResult
 from ..shrink import dumps
 from .base import Panel, cell, table
 

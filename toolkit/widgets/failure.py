@@ -281,7 +281,7 @@ class FailurePanel(RunPanel):
                 png = self._charts().draw(batch["executor"], batch["events"], min_span=time_axis(batch["executor"]))
                 figures = dict(self.charts.figures)
                 self._commit(generation, apply)
-        except BaseException as exc:
+        except BaseException as exc:  # not a guard: the panel's run boundary marks the run failed, then re-raises
             self._fail(generation, exc, self.summary)
             raise
         finally:

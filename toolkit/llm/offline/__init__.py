@@ -58,7 +58,7 @@ def chat_completion(content: str | None = None, tool_calls: list[dict] | None = 
     Raises ValueError when neither content nor tool_calls is given.
     """
     if content is None and not tool_calls:
-        raise ValueError("chat_completion needs content or tool_calls (or both)")
+        raise ValueError("chat_completion 需要 content 或 tool_calls（或两者）：请至少给一个")
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
         message["tool_calls"] = list(tool_calls)

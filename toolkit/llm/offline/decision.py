@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...plugins import DECISION_MARK
-from ...results import safe_str
+from ...redaction import safe_str
 from ...task_context import split_task_context
 
 __all__ = ["Decision", "decision_in", "without_decision_line", "ANSWERING", "FAILING"]

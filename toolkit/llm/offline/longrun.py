@@ -238,10 +238,12 @@ def longrun_reply(view: View, tools: list[OfferedTool]) -> Turn | None:
         return Turn(text=note_text, tool="read_more",
                     arguments=json.dumps({"result_id": int(handle.group(1)), "offset": notes[-1][3] if notes else 0}))
     if notify:
-        written = {str(_args(call).get("customer")) for call in view.calls.values() if call.get("name") == "send_notice"}
+        written = {str(_args(call).get("customer")) for call in view.calls.values()
+                   if call.get("name") == "send_notice"}
         named = _named_customers(view.question)
         for name, orders in _by_customer(notes).items():
-            if name not in written and (not named or name in named):  # one notice per customer, about all of their orders on every page
+            # one notice per customer, about all of their orders on every page
+            if name not in written and (not named or name in named):
                 tool, arguments = _notice_call(name, orders)
                 return Turn(text=note_text, tool=tool, arguments=arguments)
         return say(_notices_answer(view, status, notes))

@@ -15,10 +15,9 @@ import json
 from dataclasses import replace
 from typing import Any
 
-
-
 from ...readback import read_tool_content
-from ...results import ErrorCode, safe_str
+from ...redaction import safe_str
+from ...results import ErrorCode
 from .honest import Reply, call, honest_reply
 from .planning import Step, plan, step_for
 from .rendering import TAG, answer_from_results, render_reading
@@ -71,11 +70,11 @@ def _made_up(view: View) -> str:
     """An answer that looks like the honest one, worded by the tools' own renderers, with invented numbers."""
     inventor = _Inventor(view)
     lines = []
-    for call, content in view.results:
+    for called, content in view.results:
         reading = read_tool_content(content)
         if reading.status != "error":
             faked = replace(reading, data=inventor.swap(reading.data), status="success")
-            lines.append(render_reading(safe_str(call.get("name") or "（未知工具）", 80), faked))
+            lines.append(render_reading(safe_str(called.get("name") or "（未知工具）", 80), faked))
     if not lines:
         lines = [f"查到了：主要数值是 {inventor.number(3000)}，合计约 {inventor.number(9000)}。"]
     return TAG + "\n".join(lines)

@@ -15,7 +15,7 @@ from typing import Any
 
 from ...knowledge import knowledge_for
 from ...readback import ToolReading, read_tool_content
-from ...results import safe_str
+from ...redaction import safe_str
 from ...safety import detect_instructions
 from .decision import Decision, decision_in, without_decision_line
 from .planning import features

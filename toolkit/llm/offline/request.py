@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ...results import safe_str
+from ...redaction import safe_str
 from ..config import OFFLINE_MODEL, OFFLINE_VARIANTS
 
 __all__ = ["OfflineAPIError", "BadRequest", "OfferedTool", "View", "offline_model_names", "read_tools",
