@@ -29,7 +29,7 @@ import nbformat
 
 from ..tools._files import course_dir
 
-ROOT = course_dir()  # solutions/ and exercises/: the checkout, or for an installed toolkit the course folder up from here
+ROOT = course_dir()  # solutions/ and exercises/: the checkout, or for an installed toolkit the course folder
 BEGIN = re.compile(r"^(\s*)### BEGIN SOLUTION\s*$")
 END = re.compile(r"^\s*### END SOLUTION\s*$")
 STUB = ["{indent}# 在这里写你的代码（YOUR CODE HERE）", '{indent}raise NotImplementedError("还没有实现")']
