@@ -76,12 +76,39 @@ def test_q2_a_breaker_leaves_the_dead_service_alone_after_three_failed_calls():
     assert said(text, r"熔断后的 `note` 说的是“([^”]+)”") in last.note
 
 
+def test_q3_after_the_cooldown_one_probe_decides_open_again_or_closed():
+    text, asked = answer(CHAPTER, 3), question(CHAPTER, 3)
+    cooldown = number(asked, r"走过 (\d+) 秒")
+
+    async def probe(recovered: bool):
+        breaker = CircuitBreaker(failure_threshold=3, cooldown=cooldown)
+        with use_clock(SimulatedClock(seed=0)) as clock:
+            primary = inject_faults(local_weather, rates={"unavailable": 1.0})
+            executor = ToolExecutor(max_retries=1, registry=_registry(primary, local_weather), breaker=breaker)
+            for _ in range(3):
+                await executor.run_tool_call(CALL)
+            before = len(primary.calls)
+            await clock.sleep(cooldown)
+            if recovered:
+                primary.set_rates({})
+            result = await executor.run_tool_call(CALL)
+            return len(primary.calls) - before, result.name, breaker.state("weather_primary", clock.now())
+
+    down, up = asyncio.run(probe(False)), asyncio.run(probe(True))
+    assert down == (number(text, r"还挂着：试探调用请求了主接口 (\d+) 次"), said(text, r"还挂着：[^。]*回答来自 `(\w+)`"),
+                    said(text, r"熔断器重新 `(\w+)`"))
+    assert up == (number(text, r"已经恢复：主接口被请求 (\d+) 次"), said(text, r"已经恢复：[^。]*回答来自 `(\w+)`"),
+                  said(text, r"熔断器 `(\w+)`，之后"))
+
+
 WRONG_ANSWERS = [
     (1, "主接口被请求 2 次", "主接口被请求 4 次"),
     (1, "改用备用接口 `weather_backup`", "改用备用接口 `weather_primary`"),
     (2, "加上熔断器是 6 次", "加上熔断器是 3 次"),
     (2, "后面 7 次直接走备用工具", "后面 8 次直接走备用工具"),
     (2, "不加熔断器是 20 次", "不加熔断器是 10 次"),
+    (3, "试探调用请求了主接口 2 次", "试探调用请求了主接口 1 次"),
+    (3, "熔断器 `closed`", "熔断器 `half_open`"),
 ]
 
 

@@ -40,8 +40,8 @@ def _plugin_message(fn) -> tuple[dict, list]:
     return message, asked
 
 
-def test_q2_run_agent_passes_only_role_call_id_and_content_of_a_plugins_message():
-    text = answer(CHAPTER, 2)
+def test_q3_run_agent_passes_only_role_call_id_and_content_of_a_plugins_message():
+    text = answer(CHAPTER, 3)
     assert text.startswith("没有")
     keys = re.findall(r"`(\w+)`", said(text, r"只放行 ((?:`\w+`、?)+) (.)个键"))
     assert len(keys) == number(text, r"只放行 (?:`\w+`、?)+ (.)个键")
@@ -77,11 +77,28 @@ def test_q1_without_task_context_the_offline_model_calls_only_the_weather_tool()
     assert [r.name for r in mindful.tool_results] == ["get_weather", "search_flights"]
 
 
+def test_q2_the_detector_knows_only_the_textbook_sentence():
+    import nbformat
+
+    from toolkit import detect_instructions
+
+    text = answer(CHAPTER, 2)
+    cells = nbformat.read(CHAPTER, as_version=4).cells
+    source = next(c.source for c in cells if c.cell_type == "code" and "detect_instructions(text)" in c.source)
+    attempts = re.findall(r'^    "([^"]+)",$', source, re.M)
+    found = [t for t in attempts if detect_instructions(t)]
+    assert len(attempts) == 5 and len(found) == number(text, r"只认出 (\d+) 段")
+    assert found[0].startswith(said(text, r"“(忽略之前的指令[^”]*)”"))
+    assert detect_instructions(found[0]) == re.findall(r"「([^」]+)」", text)
+
+
 WRONG_ANSWERS = [
     (1, "一个：只调 `get_weather`", "两个：只调 `get_weather`"),
     (1, "只调 `get_weather`", "只调 `search_flights`"),
-    (2, "只放行 `role`、`tool_call_id`、`content` 三个键", "只放行 `role`、`tool_call_id`、`name`、`content` 四个键"),
-    (2, "content 里的密钥被遮住", "content 里的密钥原样保留"),
+    (3, "只放行 `role`、`tool_call_id`、`content` 三个键", "只放行 `role`、`tool_call_id`、`name`、`content` 四个键"),
+    (3, "content 里的密钥被遮住", "content 里的密钥原样保留"),
+    (2, "只认出 1 段", "只认出 2 段"),
+    (2, "「索要密钥或凭据」", "「要求泄露系统提示」"),
 ]
 
 
