@@ -4,6 +4,7 @@ nbval's kernels inherit this process's environment, so the settings that pick a
 model are removed here, before any kernel starts: every test and notebook talks
 to the offline stand-in model, whatever a developer's shell or .env says.
 """
+import gc
 import os
 import shutil
 import tempfile
@@ -76,6 +77,14 @@ def pytest_collection_modifyitems(config, items):
         return 0 if path.name in LONG_FIRST or item.get_closest_marker("slow") else 1 if path.suffix == ".ipynb" else 2
 
     items.sort(key=rank)  # stable: a notebook's cells, and each module's tests, keep their order
+
+
+def pytest_collection_finish(session):
+    """Everything imported and collected so far lives for the whole session: move it out of the garbage
+    collector's sight (gc.freeze), so each full collection in a test does not walk the half million objects of
+    the imported libraries again (measured on the fuzzing, hardening, audit and bench files in one process: 12 s
+    in the collector without, 4-5 s with)."""
+    gc.freeze()
 
 
 # Exercise notebooks are stored unexecuted and fail their checks by design (their stubs raise
