@@ -13,6 +13,7 @@ from typing import Any, Callable
 import openai
 import pytest
 
+from support import sdk_client
 from toolkit import (FatalToolError, RetryableToolError, SimulatedClock, TaskContext, ToolExecutor, ToolRegistry,
                      split_task_context, use_clock)
 from toolkit.llm import config as llm_config
@@ -53,7 +54,7 @@ def sequence(*replies: Any) -> Callable[[dict], Any]:
 
 
 def client_for(server: OfflineServer) -> openai.OpenAI:
-    return openai.OpenAI(api_key=SECRET, base_url=server.base_url, max_retries=0)
+    return sdk_client(server.base_url, SECRET)
 
 
 # --- test tools ------------------------------------------------------------------------------

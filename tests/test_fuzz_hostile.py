@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tool_values import BASE_ERRORS, LazyRecord, LazyRows
+from support import sdk_client
 from toolkit import (SimulatedClock, Tool, ToolExecutor, ToolRegistry, ToolResult, evaluate_tool_result,
                      format_tool_message, parse_tool_result, use_clock)
 from toolkit.agent import run_agent
@@ -254,14 +255,12 @@ def messages(draw) -> Any:
 
 
 def check_agent_plugins(where: str, behaviour: tuple, is_async: bool, message: Any, budget: int) -> None:
-    import openai
-
     if where == "format_message" and behaviour[0] == "valid":
         behaviour = ("return", message)
     plugin = _plugin(behaviour, is_async)
     registry = ToolRegistry([Tool("t", lambda: "工具结果", "测试", SCHEMA)])
     server = _server()
-    client = openai.OpenAI(api_key="sk-fuzz-0000000000", base_url=server.base_url, max_retries=0)
+    client = sdk_client(server.base_url, "sk-fuzz-0000000000")
     with use_clock(SimulatedClock(seed=0)):
         run = run_agent("问", client=client, model="scripted", registry=registry,
                         executor=ToolExecutor(registry=registry, result_max_chars=budget), **{where: plugin})

@@ -14,6 +14,7 @@ from pathlib import Path
 import openai
 import pytest
 
+from support import sdk_client
 from toolkit import ToolResult, format_tool_message
 from toolkit.llm import (OFFLINE_MODEL, OfflineAPIError, OfflineServer, Settings, chat_completion, load_settings,
                          make_client, start_offline_server, tool_call)
@@ -39,7 +40,7 @@ def server():
 
 
 def sdk(srv: OfflineServer) -> openai.OpenAI:
-    return openai.OpenAI(base_url=srv.base_url, api_key="offline", max_retries=0, timeout=10)
+    return sdk_client(srv.base_url, "offline", timeout=10)
 
 
 def post(url: str, data: bytes) -> tuple[int, dict]:
