@@ -136,7 +136,8 @@ class Accounts:
 
 
 def process_table() -> dict[int, tuple[int, int]]:
-    """Every process: pid -> (parent pid, real uid)."""
+    """Every running process: pid -> (parent pid, real uid). Zombies are left out: they have ended and wait only
+    for a parent to read their exit status (under load, one whose parent the Hub killed can wait for a while)."""
     table = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -146,6 +147,8 @@ def process_table() -> dict[int, tuple[int, int]]:
         except OSError:  # ended meanwhile
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if fields["State"].split()[0] == "Z":
+            continue
         table[int(entry.name)] = (int(fields["PPid"]), int(fields["Uid"].split()[0]))
     return table
 
