@@ -10,8 +10,8 @@ and while it runs the event loop is blocked, so no timeout can fire. This file:
    new one cannot escape; DYNAMIC lists the calls whose pattern is not the toolkit's own;
 2. builds adversarial inputs from each pattern's own characters and words (runs of each,
    each word repeated with each separator, a word then a long run, a run then the word,
-   "a-b-c…"-style alternations), keeps the slowest few at a small size, and times them
-   at 10^4, 10^5 and 10^6 characters;
+   "a-b-c…"-style alternations), keeps the slowest two at a small size, and times them
+   at 10^4 and 10^5 characters, the slowest of them also at 10^6;
 3. does the same for the public functions that apply these patterns to untrusted text.
 
 Linear means the time grows about 10x per 10x of input, quadratic about 100x; the bound is a
@@ -351,13 +351,20 @@ def assert_linear(fn: Callable[[str], Any], make: Callable[[int], str], what: st
     return times
 
 
+def _sizes(rank: int) -> tuple[int, ...]:
+    """The sizes for the rank-th slowest shape: the slowest goes up to 10^6 characters, the others to 10^5. The
+    step to 10^6 catches an n² part that is still small at 10^5 (a third of the linear part or more there); it is
+    the costly step (check_answer: 6-10 s a shape), taken once per pattern or function, on its worst shape."""
+    return SIZES if rank == 0 else SIZES[:-1]
+
+
 @pytest.mark.parametrize("ident", sorted(PATTERNS))
 def test_pattern_time_grows_linearly_with_the_text(ident: str) -> None:
     pattern = all_patterns()[ident]
     fn = _apply(pattern, PATTERNS[ident])
     makers = shapes(*alphabet(pattern))
-    for name in _slowest(fn, makers):
-        assert_linear(fn, makers[name], f"{ident} ({PATTERNS[ident]}) on {name}")
+    for rank, name in enumerate(_slowest(fn, makers)):
+        assert_linear(fn, makers[name], f"{ident} ({PATTERNS[ident]}) on {name}", sizes=_sizes(rank))
 
 
 # --- the public functions that apply them to untrusted text -------------------------------------------
@@ -434,8 +441,8 @@ def _function_shapes() -> dict[str, Callable[[int], str]]:
 def test_public_function_time_grows_linearly_with_untrusted_text(name: str) -> None:
     fn = _entry_points()[name]
     makers = _function_shapes()
-    for shape in _slowest(fn, makers):
-        assert_linear(fn, makers[shape], f"{name} on {shape}")
+    for rank, shape in enumerate(_slowest(fn, makers)):
+        assert_linear(fn, makers[shape], f"{name} on {shape}", sizes=_sizes(rank))
 
 
 # --- the cases that were quadratic, by name ------------------------------------------------------------
