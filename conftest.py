@@ -19,8 +19,8 @@ os.environ["TOOLKIT_DOTENV"] = "none"  # never read the project's .env during te
 # the suite never overwrites a student's own saved work in the project folder
 os.environ["TOOLKIT_MY_DIR"] = _SESSION_MY_DIR = str(Path(tempfile.mkdtemp(prefix="toolkit-tests-")) / "my_toolkit")
 # ... and every notebook nbval runs starts from a fresh copy of what chapters 01-07 save (tests/chapters_my_toolkit,
-# checked against the chapters by tests/test_capstone_chapters.py): chapters 06, 07 and 12 read the earlier chapters'
-# pieces, so their stored outputs are the same whatever ran before them, in this worker or in another
+# held to the chapters by the passes that run them filled in, tests/support.py): chapters 06, 07 and 12 read the
+# earlier chapters' pieces, so their stored outputs are the same whatever ran before them, in this worker or another
 CHAPTERS_MY_TOOLKIT = Path(__file__).resolve().parent / "tests" / "chapters_my_toolkit"
 _COPIES: dict[str, str] = {}  # notebook path -> its copy of the chapters' my_toolkit, made once per session
 

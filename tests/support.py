@@ -10,11 +10,14 @@ the 1,300 examples of one fuzz target spent 30 s on it, for plain HTTP on 127.0.
 every POST with HTTP 200 and exactly those bytes (malformed model replies).
 `Flaky` is a sync tool that fails as told, then succeeds.
 `talks_to_model(path)`: whether a notebook's code talks to whatever model the environment configures.
+`my_toolkit_before(notebook, folder)` / `assert_saved_its_piece(notebook, folder)`: the student's own toolkit
+as it stands when a lesson opens, and the piece the chapter saved held to tests/chapters_my_toolkit.
 """
 from __future__ import annotations
 
 import atexit
 import re
+import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -138,3 +141,35 @@ def talks_to_model(path: Path) -> bool:
 
     cells = nbformat.read(path, as_version=4).cells
     return bool(TALKS_TO_MODEL.search("\n".join(c.source for c in cells if c.cell_type == "code")))
+
+
+# Chapters 01-07 each end by saving one piece of the student's own toolkit (toolkit.mine.save) into my_toolkit/;
+# tests/chapters_my_toolkit holds what they save. The passes that execute every lesson filled in (the other-model
+# pass, test_your_turn) start each one from the pieces of the lessons before it, as a student who did them has
+# them, and hold the piece it saves to the stored one: chapter by chapter, that is the stored folder built from
+# an empty one in order (tests/test_capstone_chapters.py checks both passes cover chapters 01-07).
+CHAPTERS_MY_TOOLKIT = Path(__file__).resolve().parent / "chapters_my_toolkit"
+PIECES = {"01": "parse.py", "02": "truncate.py", "03": "retry.py", "04": "format_message.py", "05": "evaluate.py",
+          "06": "executor.py", "07": "loop.py"}  # chapter -> the piece its save(...) writes
+
+
+def my_toolkit_before(notebook: Path, folder: Path) -> Path:
+    """`folder` made the my_toolkit a student has on opening `notebook`: the stored pieces of the chapters before
+    it (an appendix NNb_ comes after chapter NN; from chapter 08 on, all seven)."""
+    number, appendix = notebook.name[:2], notebook.name[2] == "b"
+    before = {name for chapter, name in PIECES.items() if chapter < number or (appendix and chapter == number)}
+    shutil.copytree(CHAPTERS_MY_TOOLKIT, folder, ignore=lambda _, names: [
+        n for n in names if n in ("README.md", "__pycache__") or (n in PIECES.values() and n not in before)])
+    return folder
+
+
+def assert_saved_its_piece(notebook: Path, folder: Path) -> None:
+    """A chapter that saves a piece wrote exactly the stored one into `folder` (after running it there)."""
+    name = PIECES.get(notebook.name[:2]) if notebook.name[2] == "_" else None
+    if name is None:
+        return
+    saved = folder / name
+    assert saved.is_file(), f"{notebook.name} did not save {name} into my_toolkit"
+    assert saved.read_text(encoding="utf-8") == (CHAPTERS_MY_TOOLKIT / name).read_text(encoding="utf-8"), (
+        f"{name} as {notebook.name} saves it differs from tests/chapters_my_toolkit: "
+        "run `python tests/test_capstone_chapters.py` to write the stored folder again")

@@ -3,7 +3,7 @@ made it, in a sentence a student can act on; nothing a piece does (missing, unlo
 the comparison.
 
 The pieces are the chapters' own (tests/chapters_my_toolkit: what chapters 01-07 save, checked against the chapters
-by test_capstone_chapters.py), and copies of them with one typical bug planted, edited in the saved file as a
+by the passes that run them filled in), and copies of them with one typical bug planted, edited in the saved file as a
 student would."""
 from __future__ import annotations
 

@@ -1,9 +1,12 @@
-"""Chapters 01-07 run top to bottom, as a student runs them, build an agent that the capstone passes.
+"""Chapters 01-07, run as a student runs them, build an agent that the capstone passes.
 
-The chapters are executed with nbclient in a fresh copy of notebooks/ with an empty my_toolkit/ (TOOLKIT_MY_DIR):
-each chapter's last save(...) cell writes its piece, and chapters 06 and 07 build on what the earlier ones saved.
-What they write must be exactly tests/chapters_my_toolkit (the folder every notebook starts from under nbval), and
-the capstone run on it must pass every case the toolkit's agent passes.
+Each chapter ends by saving one piece of the student's own toolkit (toolkit.mine.save); tests/chapters_my_toolkit
+is what they save (the folder every notebook starts from under nbval). Two passes execute every chapter filled in
+(tests/test_chapters_other_model.py for the chapters that talk to a model, tests/test_your_turn.py for the others),
+each from the stored pieces of the chapters before it only, and hold the piece it saves to the stored one: by
+induction, the stored folder is what chapters 01-07 build from an empty one, in order. This file checks those
+passes cover every chapter, and runs the capstone on that folder: it must pass every case the toolkit's agent
+passes. (Executing the seven chapters once more here, in a row, took 22 s of every run.)
 
     python tests/test_capstone_chapters.py      # write tests/chapters_my_toolkit again from the chapters
 """
@@ -16,7 +19,6 @@ import tempfile
 from pathlib import Path
 
 import nbformat
-import pytest
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,23 +48,22 @@ def run_chapters(workdir: Path) -> Path:
     return mine
 
 
-@pytest.fixture(scope="module")
-def saved(tmp_path_factory) -> Path:
-    return run_chapters(tmp_path_factory.mktemp("fresh"))
+def test_every_saving_chapter_is_run_from_the_pieces_before_it_and_held_to_the_stored_folder():
+    from support import PIECES
+    from test_chapters_other_model import TALKING
+    from test_your_turn import ALONE
+
+    covered = sorted(p.name for p in [*TALKING, *ALONE] if p.name[:2] in PIECES and p.name[2] == "_")
+    assert covered == [chapter.name for chapter in CHAPTERS], covered
+    assert sorted(PIECES.values()) == sorted(SAVED)
+    assert sorted(p.name for p in FOLDER.glob("*.py")) == sorted([*SAVED, "__init__.py"])
 
 
-def test_each_chapter_saves_its_checked_piece_and_they_are_the_stored_folder(saved):
-    assert sorted(p.name for p in saved.glob("*.py")) == sorted([*SAVED, "__init__.py"])
-    for name in SAVED:
-        assert (saved / name).read_text(encoding="utf-8") == (FOLDER / name).read_text(encoding="utf-8"), (
-            f"{name} differs from what the chapters save: run `python tests/test_capstone_chapters.py`")
-
-
-def test_the_agent_the_chapters_build_passes_every_case_the_toolkits_passes(saved, monkeypatch):
+def test_the_agent_the_chapters_build_passes_every_case_the_toolkits_passes(monkeypatch):
     from toolkit.capstone import CASES, compare
     from toolkit.mine import load
 
-    monkeypatch.setenv("TOOLKIT_MY_DIR", str(saved))
+    monkeypatch.setenv("TOOLKIT_MY_DIR", str(FOLDER))
     pieces = load()
     assert [slot for slot, piece in pieces.items() if piece.ok] == [name[:-3] for name in SAVED]
     assert pieces["executor"].fn.__name__ == "MyExecutor" and pieces["loop"].fn.__name__ == "run_my_agent"

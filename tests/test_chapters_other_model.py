@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -36,12 +35,12 @@ from typing import Any, Iterator
 import nbformat
 import pytest
 from nbclient import NotebookClient
-from support import talks_to_model
+from support import assert_saved_its_piece, my_toolkit_before, talks_to_model
 from your_turn import assert_your_turns_pass, filled
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))  # chapters and appendices (NNb_)
-CAPSTONE, CHAPTERS_MY_TOOLKIT = "12_capstone.ipynb", ROOT / "tests" / "chapters_my_toolkit"
+CAPSTONE = "12_capstone.ipynb"
 MODEL_NAME = "another-model-v2"
 API_KEY = "other-model-test-key"  # not key-shaped on purpose: nothing to redact, nothing to leak
 TAG = "〔另一个模型〕"
@@ -448,10 +447,10 @@ def test_the_chapter_list_is_not_empty() -> None:
 @pytest.mark.parametrize("path", TALKING, ids=[p.stem for p in TALKING])
 def test_chapter_runs_unchanged_against_another_model(path: Path, pointed_at: OtherModelServer,
                                                      monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    # chapters 06, 07 and 12 read the pieces earlier chapters saved: each chapter starts from what chapters 01-07
-    # save, as under nbval, whatever ran before it in this worker
-    shutil.copytree(CHAPTERS_MY_TOOLKIT, tmp_path / "my_toolkit", ignore=shutil.ignore_patterns("README.md", "__pycache__"))
-    monkeypatch.setenv("TOOLKIT_MY_DIR", str(tmp_path / "my_toolkit"))
+    # chapters 06, 07 and 12 read the pieces earlier chapters saved: each lesson starts from the pieces of the
+    # chapters before it, as a student has them, whatever ran before it in this worker
+    mine = my_toolkit_before(path, tmp_path / "my_toolkit")
+    monkeypatch.setenv("TOOLKIT_MY_DIR", str(mine))
     nb = filled(nbformat.read(path, as_version=4), path.name)  # a student who wrote every 轮到你 as the 参考写法 does
     before = len(pointed_at.requests)
     client = NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=False,
@@ -466,3 +465,4 @@ def test_chapter_runs_unchanged_against_another_model(path: Path, pointed_at: Ot
     assert seen, f"{path.name} talks to a model but never reached the configured endpoint"
     assert all(r.get("model") == MODEL_NAME for r in seen)
     assert_your_turns_pass(nb, path.name)
+    assert_saved_its_piece(path, mine)

@@ -10,21 +10,19 @@ every 轮到你, on another model); the others are executed here, on the offline
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from support import talks_to_model
+from support import assert_saved_its_piece, my_toolkit_before, talks_to_model
 from your_turn import NOT_WRITTEN, PASSED, assert_your_turns_pass, filled, output_text, your_turns
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 # chapters 01-08 and the long-run lessons (10, 11) put code in the student's hands twice at least
 WRITES = [p for p in NOTEBOOKS if re.match(r"(0[1-8]|1[01])_", p.name) and "capstone" not in p.name]
-CHAPTERS_MY_TOOLKIT = ROOT / "tests" / "chapters_my_toolkit"
 
 
 def _read(path: Path):
@@ -62,10 +60,11 @@ ALONE = [p for p in NOTEBOOKS if not talks_to_model(p) and your_turns(_read(p), 
 
 @pytest.mark.parametrize("path", ALONE, ids=lambda p: p.stem)
 def test_the_reference_lines_pass_the_check_their_cell_runs(path, monkeypatch, tmp_path):
-    shutil.copytree(CHAPTERS_MY_TOOLKIT, tmp_path / "my_toolkit", ignore=shutil.ignore_patterns("README.md", "__pycache__"))
-    monkeypatch.setenv("TOOLKIT_MY_DIR", str(tmp_path / "my_toolkit"))
+    mine = my_toolkit_before(path, tmp_path / "my_toolkit")
+    monkeypatch.setenv("TOOLKIT_MY_DIR", str(mine))
     monkeypatch.setenv("TOOLKIT_DOTENV", "none")
     nb = filled(_read(path), path.name)
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     assert_your_turns_pass(nb, path.name)
+    assert_saved_its_piece(path, mine)
 
