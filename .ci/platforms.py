@@ -32,6 +32,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from classroom.trial import course_copy  # noqa: E402  (the checkout as a clone has it, one rule for both)
+
 SYSTEM_PYTHON = "/usr/bin/python3"
 # pip's cache for the ordinary user, kept between runs on the machine (handed to each new user): a new user would
 # otherwise download every wheel again; the install is still the README's, into a fresh venv
@@ -108,17 +111,6 @@ class Place:
         self.run("the agent's command line", [python, "-m", "toolkit.agent", QUESTION], contains="9692")
 
 
-def course_copy(target: Path) -> None:
-    """The checkout's files (tracked, and new ones not ignored), as a clone would have them."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                            capture_output=True, check=True).stdout.decode().split("\0")
-    for name in filter(None, listed):
-        source = ROOT / name
-        if source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
-
-
 def ordinary_user() -> tuple[str, Path] | None:
     if os.geteuid() != 0 or not shutil.which("useradd") or not os.access(SYSTEM_PYTHON, os.X_OK):
         say("skipped the ordinary user's run: it needs root, useradd and /usr/bin/python3")
@@ -126,7 +118,7 @@ def ordinary_user() -> tuple[str, Path] | None:
     user = f"trl-ci-{uuid.uuid4().hex[:6]}"
     subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", user], check=True)
     home = Path(os.path.expanduser(f"~{user}"))
-    course_copy(home / "course")
+    course_copy(ROOT, home / "course")
     USER_PIP_CACHE.mkdir(parents=True, exist_ok=True)
     for folder in (home / "course", USER_PIP_CACHE):
         subprocess.run(["chown", "-R", f"{user}:{user}", str(folder)], check=True)
